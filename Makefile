@@ -1,0 +1,34 @@
+# audiogate: two commands set up a fresh Debian machine.
+#   make run    install build needs, build release, serve on 127.0.0.1:8750
+#   make test   install test needs, start the test sound card if there is none, run the tests
+SWIFT ?= swift
+ARGS ?=
+
+.PHONY: run build release test deps test-deps bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+test-deps:
+	@scripts/install-deps.sh test
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product audiogate
+
+run: release
+	.build/release/audiogate serve $(ARGS)
+
+test: test-deps
+	@scripts/test-card.sh start
+	scripts/run-tests.sh
+
+bench: test-deps
+	@scripts/test-card.sh start
+	$(SWIFT) build -c release --product audiogate-bench --product audiogate
+	scripts/bench.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "audiogate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "audiogate", targets: ["audiogate"]),
+        .library(name: "AudioGateServer", targets: ["AudioGateServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSampleRate",
+            pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]
+        ),
+        .target(name: "AudioGateCore"),
+        .target(
+            name: "AudioGateDevices",
+            dependencies: [
+                "CALSA", "CSampleRate", "AudioGateCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AudioGateServer",
+            dependencies: [
+                "AudioGateCore", "AudioGateDevices",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
+            name: "audiogate",
+            dependencies: [
+                "AudioGateServer", "AudioGateDevices", "AudioGateCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "audiogate-bench",
+            dependencies: ["AudioGateCore", "AudioGateDevices"]
+        ),
+        .target(
+            name: "AudioGateTestSupport",
+            dependencies: ["AudioGateCore"],
+            path: "Tests/AudioGateTestSupport"
+        ),
+        .testTarget(name: "AudioGateCoreTests", dependencies: ["AudioGateCore", "AudioGateTestSupport"]),
+        .testTarget(
+            name: "AudioGateDevicesTests",
+            dependencies: ["AudioGateDevices", "AudioGateCore", "AudioGateTestSupport"]
+        ),
+        .testTarget(
+            name: "AudioGateServerTests",
+            dependencies: [
+                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "AudioGateTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

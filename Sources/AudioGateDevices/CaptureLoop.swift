@@ -1,0 +1,119 @@
+import AudioGateCore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The capture device thread: reads periods at the hardware format, converts them to float and
+/// hands them to the sink, recovering from xruns, suspends and lost devices on its own.
+public final class CaptureLoop: Service, Sendable {
+    /// Status for readers.
+    public let monitor: DeviceMonitor
+    let opener: DeviceOpener
+    let request: PCMRequest
+    let sink: any CaptureSink
+    let logger: Logger
+    let control = DeviceLoopControl()
+    /// A capture that delivers nothing for this long is treated as a dead device.
+    static let stallMilliseconds = 2000
+
+    public init(opener: DeviceOpener, request: PCMRequest = .capture, sink: any CaptureSink, logger: Logger) {
+        self.opener = opener
+        self.request = request
+        self.sink = sink
+        self.logger = logger
+        monitor = DeviceMonitor(name: opener.name, direction: .capture)
+    }
+
+    /// Starts the thread (idempotent).
+    public func start() {
+        control.start(name: "audiogate-capture") { [self] in loop() }
+    }
+
+    /// Stops the thread and waits for it.
+    public func stop() async {
+        await control.stop()
+    }
+
+    public func run() async throws {
+        start()
+        try? await gracefulShutdown()
+        await stop()
+    }
+
+    private func loop() {
+        var backoff = Backoff()
+        var stream: (any PCMStream)?
+        var buffers: DeviceBuffers?
+        var opened = 0
+        var silentMilliseconds = 0
+
+        while !control.stopRequested {
+            guard let current = stream, let io = buffers else {
+                do {
+                    let fresh = try opener.open(.capture, request: request)
+                    try fresh.start()
+                    stream = fresh
+                    buffers = DeviceBuffers(fresh.negotiated)
+                    backoff.reset()
+                    silentMilliseconds = 0
+                    let status = monitor.opened(fresh.negotiated, isReopen: opened > 0)
+                    opened += 1
+                    logger.info("capture device open", metadata: ["device": "\(opener.name)", "format": "\(fresh.negotiated)"])
+                    sink.captureStatusChanged(status)
+                } catch {
+                    fail(error, backoff: &backoff)
+                }
+                continue
+            }
+
+            do throws(ALSAError) {
+                if try !current.wait(timeoutMilliseconds: 100) {
+                    silentMilliseconds += 100
+                    if silentMilliseconds >= Self.stallMilliseconds {
+                        throw ALSAError(code: .failed, call: "snd_pcm_wait", message: "no audio for 2 s: device stalled")
+                    }
+                    continue
+                }
+                let frames = try current.read(into: io.raw.baseAddress!, frames: io.periodFrames)
+                guard frames > 0 else { continue }
+                silentMilliseconds = 0
+                let now = MonotonicClock.nowNanoseconds()
+                let pending = (try? current.delay()) ?? 0
+                let age = UInt64(pending + frames) * 1_000_000_000 / UInt64(io.format.rate)
+                let count = frames * io.format.channels
+                _ = SampleConversion.decode(
+                    UnsafeRawBufferPointer(start: io.raw.baseAddress, count: io.format.bytesPerFrame * frames),
+                    format: io.format.sampleFormat,
+                    into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]))
+                sink.captured(
+                    UnsafeBufferPointer(rebasing: io.samples[0..<count]), frames: frames, format: io.format,
+                    timestamp: now > age ? now - age : 0)
+                monitor.update { $0.frames += UInt64(frames) }
+            } catch {
+                switch Recovery.recover(from: error, stream: current, direction: .capture, monitor: monitor) {
+                case .resumed:
+                    if error.code == .xrun || error.code == .suspended {
+                        logger.debug("capture recovered", metadata: ["error": "\(error)"])
+                        sink.captureStatusChanged(monitor.snapshot)
+                    }
+                case .reopen:
+                    logger.warning("capture device lost", metadata: ["error": "\(error)"])
+                    stream = nil
+                    buffers = nil
+                    fail(error, backoff: &backoff)
+                }
+            }
+        }
+    }
+
+    private func fail(_ error: ALSAError, backoff: inout Backoff) {
+        let delay = backoff.next()
+        let status = monitor.failed(error, unavailable: backoff.exhausted)
+        if backoff.failures == 1 {
+            logger.warning("capture device unavailable", metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
+        }
+        sink.captureStatusChanged(status)
+        control.sleep(milliseconds: delay)
+    }
+}

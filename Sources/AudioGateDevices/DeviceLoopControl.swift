@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+
+/// Start/stop plumbing shared by the device loops: the thread, a stop flag and interruptible sleeps.
+final class DeviceLoopControl: Sendable {
+    private let stopFlag = Atomic<Bool>(false)
+    private let thread = Mutex<DeviceThread?>(nil)
+
+    var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+
+    func start(name: String, body: @escaping @Sendable () -> Void) {
+        thread.withLock { thread in
+            guard thread == nil else { return }
+            stopFlag.store(false, ordering: .releasing)
+            thread = DeviceThread(name: name, body: body)
+        }
+    }
+
+    func stop() async {
+        stopFlag.store(true, ordering: .releasing)
+        let running = thread.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }
+        await running?.join()
+    }
+
+    /// Sleeps in short slices so a stop request is honoured within 20 ms.
+    func sleep(milliseconds: Int) {
+        var left = milliseconds
+        while left > 0 && !stopRequested {
+            let slice = min(left, 20)
+            Thread.sleep(forTimeInterval: Double(slice) / 1000)
+            left -= slice
+        }
+    }
+}

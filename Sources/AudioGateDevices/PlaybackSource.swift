@@ -1,0 +1,12 @@
+import AudioGateCore
+
+/// Supplies audio to the playback thread; must not block or wait on clients.
+public protocol PlaybackSource: Sendable {
+    /// Fills `buffer` with `frames` interleaved frames at the hardware format, starting at
+    /// device frame `startFrame` (frames written to the card since the loop started).
+    func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64)
+    /// After each write: frames written so far and frames still queued ahead of the speaker.
+    func playbackProgress(framesWritten: UInt64, delayFrames: Int)
+    /// The device was lost, restored, or underran.
+    func playbackStatusChanged(_ status: DeviceStatus)
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An error answered to a client as `{"error":{"code","message"}}` with the fitting status.
+///
+/// Every failure a client can cause ends up here; this is the one place errors become responses.
+public struct APIError: HTTPResponseError, Sendable, Equatable {
+    /// Machine-readable reasons; the raw value is the `code` clients see.
+    public enum Code: String, Sendable, CaseIterable {
+        case badParameter = "bad_parameter"
+        case badBody = "bad_body"
+        case unauthorized
+        case forbiddenOrigin = "forbidden_origin"
+        case notFound = "not_found"
+        case methodNotAllowed = "method_not_allowed"
+        case tooLarge = "too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case misdirectedRequest = "misdirected_request"
+        case tooManyRequests = "too_many_requests"
+        case unavailable
+        case deviceUnavailable = "device_unavailable"
+        case internalError = "internal_error"
+
+        /// The HTTP status that goes with the code.
+        public var status: HTTPResponse.Status {
+            switch self {
+            case .badParameter, .badBody: .badRequest
+            case .unauthorized: .unauthorized
+            case .forbiddenOrigin: .forbidden
+            case .notFound: .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .tooLarge: .contentTooLarge
+            case .unsupportedMediaType: .unsupportedMediaType
+            case .misdirectedRequest: .misdirectedRequest
+            case .tooManyRequests: .tooManyRequests
+            case .unavailable, .deviceUnavailable: .serviceUnavailable
+            case .internalError: .internalServerError
+            }
+        }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var status: HTTPResponse.Status { code.status }
+
+    /// The JSON body.
+    public var json: String {
+        let object = ["error": ["code": code.rawValue, "message": message]]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if code == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"audiogate\"" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json)))
+    }
+
+    /// Shorthand for a 400 naming the bad query parameter and what is allowed.
+    public static func parameter(_ name: String, _ allowed: String) -> APIError {
+        APIError(.badParameter, "invalid '\(name)': \(allowed)")
+    }
+}
+
+extension APIError {
+    /// Maps any error thrown while answering a request to an `APIError`.
+    public init(mapping error: any Error) {
+        switch error {
+        case let error as APIError:
+            self = error
+        case let error as HTTPError:
+            let code = Code.allCases.first { $0.status == error.status && $0 != .deviceUnavailable } ?? .internalError
+            self.init(code, error.body ?? error.status.reasonPhrase)
+        case let error as any HTTPResponseError:
+            let code = Code.allCases.first { $0.status == error.status } ?? .internalError
+            self.init(code, error.status.reasonPhrase)
+        default:
+            self.init(.internalError, "internal error")
+        }
+    }
+}

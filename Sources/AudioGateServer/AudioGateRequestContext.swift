@@ -1,0 +1,14 @@
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+/// The request context of every route, HTTP and WebSocket alike.
+public struct AudioGateRequestContext: RequestContext, WebSocketRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let webSocket: WebSocketHandlerReference<Self>
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+    }
+}

@@ -1,0 +1,40 @@
+import AudioGateDevices
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+
+/// Composes the engine and the routes into a runnable Hummingbird application.
+public struct AudioGateServer: Sendable {
+    /// What the server was started with.
+    public let configuration: ServerConfiguration
+    /// The audio side.
+    public let engine: AudioEngine
+    let logger: Logger
+
+    public init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        engine = AudioEngine(configuration: configuration, logger: logger)
+    }
+
+    /// The router with every route and middleware.
+    public func makeRouter() -> Router<AudioGateRequestContext> {
+        let router = Router(context: AudioGateRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        addInfoRoutes(to: router)
+        return router
+    }
+
+    /// The application: HTTP and WebSocket routes plus the device loops as services.
+    public func makeApplication() -> some ApplicationProtocol {
+        let router = makeRouter()
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxWebSocketMessageBytes))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
+            services: [engine.capture, engine.playback],
+            logger: logger)
+    }
+}

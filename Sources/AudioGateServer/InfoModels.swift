@@ -1,0 +1,83 @@
+import AudioGateCore
+import AudioGateDevices
+
+/// `GET /v1/info`.
+struct InfoResponse: Encodable {
+    struct Device: Encodable {
+        var name: String
+        var state: String
+        var rate: Int?
+        var channels: Int?
+        var sampleFormat: String?
+        var periodFrames: Int?
+        var bufferFrames: Int?
+
+        init(_ status: DeviceStatus) {
+            name = status.name
+            state = status.state.rawValue
+            rate = status.negotiated?.format.rate
+            channels = status.negotiated?.format.channels
+            sampleFormat = status.negotiated?.format.sampleFormat.rawValue
+            periodFrames = status.negotiated?.periodFrames
+            bufferFrames = status.negotiated?.bufferFrames
+        }
+    }
+
+    struct Client: Encodable {
+        var rates: [Int]
+        var formats: [String]
+        var channels: [Int]
+        var chunkMs: ClosedRangeModel
+        var resampler: String
+    }
+
+    struct ClosedRangeModel: Encodable {
+        var min: Int
+        var max: Int
+    }
+
+    var version: String
+    var capture: Device
+    var playback: Device
+    var client: Client
+    var limits: ServerConfiguration.Limits
+}
+
+/// `GET /v1/status`.
+struct StatusResponse: Encodable {
+    struct Capture: Encodable {
+        var state: String
+        var device: String
+        var xruns: Int
+        var reopens: Int
+        var subscribers: Int
+        var frames: UInt64
+        var lastError: String?
+    }
+
+    struct Playback: Encodable {
+        var state: String
+        var device: String
+        var streams: Int
+        var queuedMs: Double
+        var playedFrames: UInt64
+        var underruns: Int
+        var xruns: Int
+        var reopens: Int
+        var lastError: String?
+    }
+
+    struct Level: Encodable {
+        var rmsDbfs: Double
+        var peakDbfs: Double
+    }
+
+    var capture: Capture
+    var playback: Playback
+    var level: Level
+}
+
+/// `GET /v1/devices`.
+struct DevicesResponse: Encodable {
+    var devices: [DeviceInfo]
+}

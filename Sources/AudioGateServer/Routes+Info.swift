@@ -1,0 +1,48 @@
+import AudioGateDevices
+import Hummingbird
+
+extension AudioGateServer {
+    func addInfoRoutes(to router: Router<AudioGateRequestContext>) {
+        router.get("/healthz") { _, _ in
+            try JSONResponse.make(["status": "ok"])
+        }
+        router.get("/v1/info") { _, _ in
+            try JSONResponse.make(info())
+        }
+        router.get("/v1/devices") { _, _ in
+            try JSONResponse.make(DevicesResponse(devices: DeviceList.all()))
+        }
+        router.get("/v1/status") { _, _ in
+            try JSONResponse.make(status())
+        }
+    }
+
+    func info() -> InfoResponse {
+        InfoResponse(
+            version: AudioGateVersion.current,
+            capture: .init(engine.capture.monitor.snapshot),
+            playback: .init(engine.playback.monitor.snapshot),
+            client: .init(
+                rates: ClientFormats.captureRates, formats: ClientFormats.formats,
+                channels: Array(ClientFormats.channels),
+                chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
+                resampler: "libsamplerate sinc \(configuration.resamplerQuality.rawValue)"),
+            limits: configuration.limits)
+    }
+
+    func status() -> StatusResponse {
+        let capture = engine.capture.monitor.snapshot
+        let playback = engine.playback.monitor.snapshot
+        let level = engine.captureHub.lastLevel
+        return StatusResponse(
+            capture: .init(
+                state: capture.state.rawValue, device: capture.name, xruns: capture.xruns, reopens: capture.reopens,
+                subscribers: engine.captureHub.subscriberCount, frames: capture.frames, lastError: capture.lastError),
+            playback: .init(
+                state: playback.state.rawValue, device: playback.name, streams: engine.mixer.streamCount,
+                queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,
+                underruns: engine.mixer.underruns, xruns: playback.xruns, reopens: playback.reopens,
+                lastError: playback.lastError),
+            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak))
+    }
+}

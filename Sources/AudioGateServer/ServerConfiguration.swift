@@ -1,0 +1,63 @@
+import AudioGateDevices
+
+/// Everything `audiogate serve` can be told; defaults are the documented ones.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind; loopback unless the user says otherwise.
+    public var host = "127.0.0.1"
+    /// TCP port.
+    public var port = 8750
+    /// Capture PCM name (`auto`, `loopback` or an ALSA name).
+    public var captureDevice = "auto"
+    /// Playback PCM name (`auto`, `loopback` or an ALSA name).
+    public var playbackDevice = "auto"
+    /// Bearer token required on `/v1` and `/metrics` when set.
+    public var token: String?
+    /// Extra origins allowed to call the API from a browser.
+    public var allowedOrigins: [String] = []
+    /// Extra Host header values accepted besides loopback names.
+    public var allowedHosts: [String] = []
+    /// Device period in milliseconds.
+    public var periodMilliseconds = 10
+    /// Device buffer in milliseconds.
+    public var bufferMilliseconds = 40
+    /// libsamplerate converter for client rates.
+    public var resamplerQuality: Resampler.Quality = .fastest
+    /// Bounds on what clients may hold.
+    public var limits = Limits()
+
+    public init() {}
+
+    /// Bounds that keep one client from hurting the others.
+    public struct Limits: Sendable, Codable, Equatable {
+        /// Most concurrent capture subscribers (WebSocket and HTTP).
+        public var maxCaptureClients = 256
+        /// Audio a capture client may fall behind before its oldest audio is dropped.
+        public var captureQueueMilliseconds = 1000
+        /// Most concurrent playback streams.
+        public var maxPlaybackStreams = 32
+        /// Audio one playback stream may hold queued.
+        public var playbackQueueSeconds = 60
+        /// Largest WebSocket message accepted.
+        public var maxWebSocketMessageBytes = 1 << 20
+
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case maxCaptureClients = "max_capture_clients"
+            case captureQueueMilliseconds = "capture_queue_ms"
+            case maxPlaybackStreams = "max_playback_streams"
+            case playbackQueueSeconds = "playback_queue_seconds"
+            case maxWebSocketMessageBytes = "max_websocket_message_bytes"
+        }
+    }
+
+    /// Capture device parameters.
+    public var captureRequest: PCMRequest {
+        PCMRequest(preferredChannels: 1, periodMilliseconds: periodMilliseconds, bufferMilliseconds: bufferMilliseconds)
+    }
+
+    /// Playback device parameters.
+    public var playbackRequest: PCMRequest {
+        PCMRequest(preferredChannels: 2, periodMilliseconds: periodMilliseconds, bufferMilliseconds: bufferMilliseconds)
+    }
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import AudioGateDevices
+import AudioGateServer
+import Hummingbird
+import Logging
+
+/// `audiogate serve`: opens the devices and serves the API until SIGTERM or SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Open the sound card and serve the HTTP/WebSocket API (the default command).")
+
+    @Option(help: "Address to bind. Anything but loopback exposes the microphone to the network: set --token. [env AUDIOGATE_HOST]")
+    var host: String = Environment.string("host") ?? "127.0.0.1"
+
+    @Option(help: "TCP port. [env AUDIOGATE_PORT]")
+    var port: Int = Environment.int("port") ?? 8750
+
+    @Option(help: "Device for both directions: 'auto' (ALSA default, else the built-in loopback), 'loopback', or an ALSA PCM name such as 'default', 'pulse', 'hw:CARD=Device,DEV=0', 'plughw:1,0'. [env AUDIOGATE_DEVICE]")
+    var device: String = Environment.string("device") ?? "auto"
+
+    @Option(help: "Capture device; overrides --device for the microphone. [env AUDIOGATE_CAPTURE_DEVICE]")
+    var captureDevice: String? = Environment.string("capture-device")
+
+    @Option(help: "Playback device; overrides --device for the speaker. [env AUDIOGATE_PLAYBACK_DEVICE]")
+    var playbackDevice: String? = Environment.string("playback-device")
+
+    @Option(help: "Require 'Authorization: Bearer TOKEN' (or ?token= on WebSockets) on /v1 and /metrics. [env AUDIOGATE_TOKEN]")
+    var token: String? = Environment.string("token")
+
+    @Option(help: "Allow browser pages from this origin (e.g. https://app.example); repeatable. [env AUDIOGATE_ALLOW_ORIGIN, comma-separated]")
+    var allowOrigin: [String] = Environment.list("allow-origin")
+
+    @Option(help: "Accept this Host header besides loopback names (e.g. a LAN name); repeatable. [env AUDIOGATE_ALLOW_HOST, comma-separated]")
+    var allowHost: [String] = Environment.list("allow-host")
+
+    @Option(help: "Device period in milliseconds (latency vs. wake-ups). [env AUDIOGATE_PERIOD_MS]")
+    var periodMs: Int = Environment.int("period-ms") ?? 10
+
+    @Option(help: "Device buffer in milliseconds (at least 2 periods; larger survives CPU hiccups). [env AUDIOGATE_BUFFER_MS]")
+    var bufferMs: Int = Environment.int("buffer-ms") ?? 40
+
+    @Option(help: "Resampler quality: fastest, medium or best (libsamplerate sinc). [env AUDIOGATE_RESAMPLER]")
+    var resampler: String = Environment.string("resampler") ?? "fastest"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
+    var logLevel: String = Environment.string("log-level") ?? "info"
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be 1-65535") }
+        guard (1...100).contains(periodMs) else { throw ValidationError("--period-ms must be 1-100") }
+        guard bufferMs >= 2 * periodMs, bufferMs <= 2000 else {
+            throw ValidationError("--buffer-ms must be at least 2 periods and at most 2000")
+        }
+        guard Resampler.Quality(rawValue: resampler) != nil else {
+            throw ValidationError("--resampler must be fastest, medium or best")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "audiogate")
+
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.captureDevice = captureDevice ?? device
+        configuration.playbackDevice = playbackDevice ?? device
+        configuration.token = token
+        configuration.allowedOrigins = allowOrigin
+        configuration.allowedHosts = allowHost
+        configuration.periodMilliseconds = periodMs
+        configuration.bufferMilliseconds = bufferMs
+        configuration.resamplerQuality = Resampler.Quality(rawValue: resampler) ?? .fastest
+
+        if !["127.0.0.1", "::1", "localhost"].contains(host) && token == nil {
+            logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
+        }
+        let server = AudioGateServer(configuration: configuration, logger: logger)
+        try await server.makeApplication().runService()
+    }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages audiogate needs: build (default) or also test.
+#   scripts/install-deps.sh           build and run: ALSA and libsamplerate headers
+#   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools
+set -euo pipefail
+
+want=(libasound2-dev libsamplerate0-dev pkg-config)
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    want+=(pulseaudio libasound2-plugins alsa-utils sox python3 python3-venv procps)
+fi
+
+missing=()
+for pkg in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}"
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    # Python clients for the conformance and load tools live in a project-local venv.
+    if [[ ! -x .venv/bin/python ]]; then
+        python3 -m venv .venv
+    fi
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+fi
