@@ -80,6 +80,13 @@ public final class CaptureLoop: Service, Sendable {
                 silentMilliseconds = 0
                 let now = MonotonicClock.nowNanoseconds()
                 let pending = (try? current.delay()) ?? 0
+                if pending > io.bufferFrames + io.periodFrames {
+                    // Sound servers (the ALSA pulse plugin) keep buffering where a card would overrun;
+                    // treating the backlog as an overrun keeps every listener close to live audio.
+                    throw ALSAError(
+                        code: .xrun, call: "snd_pcm_delay", errno: EPIPE,
+                        message: "capture backlog of \(pending) frames exceeds the buffer")
+                }
                 let age = UInt64(pending + frames) * 1_000_000_000 / UInt64(io.format.rate)
                 let count = frames * io.format.channels
                 _ = SampleConversion.decode(

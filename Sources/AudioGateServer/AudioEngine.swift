@@ -14,10 +14,10 @@ public final class AudioEngine: Sendable {
     /// The playback device thread.
     public let playback: PlaybackLoop
 
-    public init(configuration: ServerConfiguration, logger: Logger) {
+    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
         let card = LoopbackCard()
-        let hub = CaptureHub()
-        let mixer = PlaybackMixer()
+        let hub = CaptureHub(configuration: configuration, metrics: metrics, logger: logger)
+        let mixer = PlaybackMixer(configuration: configuration, metrics: metrics, logger: logger)
         loopbackCard = card
         captureHub = hub
         self.mixer = mixer

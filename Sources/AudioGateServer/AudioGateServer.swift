@@ -9,12 +9,15 @@ public struct AudioGateServer: Sendable {
     public let configuration: ServerConfiguration
     /// The audio side.
     public let engine: AudioEngine
+    /// The Prometheus registry behind `/metrics`.
+    public let metrics: ServerMetrics
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        engine = AudioEngine(configuration: configuration, logger: logger)
+        metrics = ServerMetrics()
+        engine = AudioEngine(configuration: configuration, metrics: metrics, logger: logger)
     }
 
     /// The router with every route and middleware.
@@ -22,6 +25,9 @@ public struct AudioGateServer: Sendable {
         let router = Router(context: AudioGateRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         addInfoRoutes(to: router)
+        addMetricsRoutes(to: router)
+        addCaptureRoutes(to: router)
+        addPlaybackRoutes(to: router)
         return router
     }
 

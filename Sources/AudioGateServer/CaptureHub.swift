@@ -1,3 +1,4 @@
+import Logging
 import AudioGateCore
 import AudioGateDevices
 import Synchronization
@@ -12,7 +13,7 @@ public final class CaptureHub: CaptureSink {
 
     private let state = Mutex(State())
 
-    public init() {}
+    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {}
 
     public func captured(_ samples: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, timestamp: UInt64) {
         state.withLock { state in

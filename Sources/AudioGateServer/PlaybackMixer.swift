@@ -1,10 +1,11 @@
+import Logging
 import AudioGateCore
 import AudioGateDevices
 import Synchronization
 
 /// Mixes the playback streams on the playback thread; silence when nothing is queued.
 public final class PlaybackMixer: PlaybackSource {
-    public init() {}
+    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {}
 
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
         buffer.update(repeating: 0)

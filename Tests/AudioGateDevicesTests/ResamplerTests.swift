@@ -1,0 +1,64 @@
+import AudioGateTestSupport
+import Testing
+
+@testable import AudioGateDevices
+
+@Suite("libsamplerate resampler")
+struct ResamplerTests {
+    @Test(
+        "a 1 kHz tone keeps its pitch and has alias energy below -90 dB",
+        arguments: [(48000, 16000), (44100, 16000), (24000, 48000), (48000, 8000), (48000, 44100)])
+    func tone(rates: (Int, Int)) throws {
+        let (input, output) = rates
+        let resampler = try Resampler(inputRate: input, outputRate: output, channels: 1, quality: .fastest)
+        let tone = Signal.sine(frequency: 1000, rate: input, seconds: 2, amplitude: 0.5)
+        let result = resampler.process(tone, endOfInput: true)
+        #expect(abs(result.count - 2 * output) <= 2)
+        let frequency = Goertzel.dominantFrequency(result, rate: output, near: 1000)
+        #expect(abs(frequency - 1000) < 1)
+        let spur = Spectrum.aliasEnergyDB(result, rate: output, toneFrequency: 1000)
+        #expect(spur < -90, "worst spur \(spur) dB")
+    }
+
+    @Test("chunks of 1 frame, odd sizes and one large call give the same output")
+    func chunking() throws {
+        let tone = Signal.sine(frequency: 997, rate: 48000, seconds: 0.5, amplitude: 0.7)
+        let whole = try Resampler(inputRate: 48000, outputRate: 16000, channels: 1).process(tone)
+        for chunkSizes in [[1], [7, 13, 101], [4096]] {
+            let resampler = try Resampler(inputRate: 48000, outputRate: 16000, channels: 1)
+            var output: [Float] = []
+            var position = 0
+            var index = 0
+            while position < tone.count {
+                let size = min(chunkSizes[index % chunkSizes.count], tone.count - position)
+                output += resampler.process(Array(tone[position..<position + size]))
+                position += size
+                index += 1
+            }
+            let common = min(output.count, whole.count)
+            #expect(common > whole.count - 64)
+            let worst = zip(output[..<common], whole[..<common]).map { abs($0 - $1) }.max() ?? 1
+            #expect(worst < 1e-5, "chunks \(chunkSizes) differ by \(worst)")
+        }
+    }
+
+    @Test("stereo stays stereo and channels stay apart")
+    func stereo() throws {
+        let left = Signal.sine(frequency: 440, rate: 48000, seconds: 1, amplitude: 0.5)
+        let right = Signal.sine(frequency: 1000, rate: 48000, seconds: 1, amplitude: 0.5)
+        let interleaved = zip(left, right).flatMap { [$0, $1] }
+        let result = try Resampler(inputRate: 48000, outputRate: 24000, channels: 2).process(interleaved, endOfInput: true)
+        let outLeft = Signal.channel(result, channels: 2, index: 0)
+        let outRight = Signal.channel(result, channels: 2, index: 1)
+        #expect(abs(Goertzel.dominantFrequency(outLeft, rate: 24000, near: 440) - 440) < 1)
+        #expect(abs(Goertzel.dominantFrequency(outRight, rate: 24000, near: 1000) - 1000) < 1)
+    }
+
+    @Test("equal rates pass audio through untouched; absurd ratios are refused")
+    func edges() throws {
+        let tone = Signal.sine(frequency: 440, rate: 16000, seconds: 0.1)
+        #expect(try Resampler(inputRate: 16000, outputRate: 16000, channels: 1).process(tone) == tone)
+        #expect(throws: ResamplerError.self) { try Resampler(inputRate: 0, outputRate: 16000, channels: 1) }
+        #expect(throws: ResamplerError.self) { try Resampler(inputRate: 16000, outputRate: 16000, channels: 9) }
+    }
+}

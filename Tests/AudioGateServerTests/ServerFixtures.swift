@@ -1,0 +1,38 @@
+import AudioGateServer
+import AudioGateTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+
+/// Builds servers on the test card, on an ephemeral port.
+enum TestServer {
+    static let logger: Logger = {
+        var logger = Logger(label: "audiogate-test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// A configuration on the test card (`pulse`) bound to an ephemeral loopback port.
+    static func configuration(device: String = TestCard.device, _ adjust: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.captureDevice = device
+        configuration.playbackDevice = device
+        adjust(&configuration)
+        return configuration
+    }
+
+    /// A server and its application.
+    static func make(_ configuration: ServerConfiguration = configuration()) -> (AudioGateServer, some ApplicationProtocol) {
+        let server = AudioGateServer(configuration: configuration, logger: logger)
+        return (server, server.makeApplication())
+    }
+}
+
+extension TestResponse {
+    /// The body as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+    }
+}
