@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make bench`: release-built benchmarks; figures (medians, with hypervisor steal) into docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p docs
+
+{
+    echo "## DSP paths (resampler, sample conversion)"
+    echo
+    echo "\`.build/release/audiogate-bench\`: 10 s of audio processed in 10 ms periods as the device threads do;"
+    echo "median of 9 runs. *realtime/core* = seconds of audio per second of thread CPU time."
+    echo
+    echo '```'
+    .build/release/audiogate-bench
+    echo '```'
+} > docs/bench-dsp.md
+
+[[ -x scripts/bench-capture.sh ]] && scripts/bench-capture.sh || echo "bench: capture load benchmark failed or missing" >&2
+[[ -x scripts/bench-playback.sh ]] && scripts/bench-playback.sh || echo "bench: playback load benchmark failed or missing" >&2
+
+{
+    echo "# Benchmarks"
+    echo
+    echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
+    echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
+    echo
+    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md; do
+        [[ -f "$part" ]] && { cat "$part"; echo; }
+    done
+} > docs/benchmarks.md
+echo "bench: wrote docs/benchmarks.md"
