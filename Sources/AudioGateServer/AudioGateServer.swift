@@ -24,6 +24,7 @@ public struct AudioGateServer: Sendable {
     public func makeRouter() -> Router<AudioGateRequestContext> {
         let router = Router(context: AudioGateRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: SecurityMiddleware(policy: SecurityPolicy(configuration: configuration)))
         addInfoRoutes(to: router)
         addMetricsRoutes(to: router)
         addCaptureRoutes(to: router)

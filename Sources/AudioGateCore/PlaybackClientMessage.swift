@@ -1,0 +1,95 @@
+import Foundation
+
+/// A text message a client sends on the playback WebSocket.
+public enum PlaybackClientMessage: Sendable, Equatable {
+    /// Longest mark name accepted, in UTF-8 bytes.
+    public static let maximumNameBytes = 256
+
+    /// `{"type":"audio","data":"<base64>"}`: PCM in the socket's format.
+    case audio(data: [UInt8])
+    /// `{"type":"mark","name":"..."}`: report when everything sent before has been heard.
+    case mark(name: String)
+    /// `{"type":"clear"}`: flush this stream now (barge-in).
+    case clear
+
+    /// Parses one text frame; unknown extra fields are ignored.
+    public static func decode(_ text: String) throws(ProtocolError) -> PlaybackClientMessage {
+        guard nestingDepth(text) <= maximumNesting else {
+            throw ProtocolError(.invalidJSON, "the message nests deeper than \(maximumNesting) levels")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        } catch {
+            throw ProtocolError(.invalidJSON, "the message is not valid JSON")
+        }
+        guard let fields = object as? [String: Any] else {
+            throw ProtocolError(.notAnObject, "the message must be a JSON object")
+        }
+        guard let typeValue = fields["type"] else {
+            throw ProtocolError(.unknownType, "the message has no \"type\"")
+        }
+        guard let type = typeValue as? String else {
+            throw ProtocolError(.invalidField, "\"type\" must be a string")
+        }
+        switch type {
+        case "audio":
+            let data = try string(fields, "data")
+            guard let bytes = Base64.decode(data) else {
+                throw ProtocolError(.invalidBase64, "\"data\" is not valid base64")
+            }
+            return .audio(data: bytes)
+        case "mark":
+            let name = try string(fields, "name")
+            guard name.utf8.count <= maximumNameBytes else {
+                throw ProtocolError(.nameTooLong, "mark names are at most \(maximumNameBytes) bytes")
+            }
+            return .mark(name: name)
+        case "clear":
+            return .clear
+        default:
+            let shown = type.utf8.count <= 64 ? type : String(decoding: type.utf8.prefix(64), as: UTF8.self) + "..."
+            throw ProtocolError(.unknownType, "unknown message type \(JSONText.quoted(shown)); expected audio, mark or clear")
+        }
+    }
+
+    /// Deepest bracket nesting accepted; checked before parsing so no JSON parser recursion can exhaust the stack.
+    static let maximumNesting = 32
+
+    /// Deepest `{`/`[` nesting outside string literals.
+    static func nestingDepth(_ text: String) -> Int {
+        var depth = 0, deepest = 0
+        var inString = false, escaped = false
+        for byte in text.utf8 {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+
+    private static func string(_ fields: [String: Any], _ key: String) throws(ProtocolError) -> String {
+        guard let value = fields[key] else {
+            throw ProtocolError(.missingField, "the message needs a \"\(key)\" field")
+        }
+        guard let text = value as? String else {
+            throw ProtocolError(.invalidField, "\"\(key)\" must be a string")
+        }
+        return text
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Who may talk to the server: Host names (DNS rebinding), Origins (cross-site requests and
+/// WebSocket hijacking) and the optional bearer token.
+public struct SecurityPolicy: Sendable {
+    /// Host names that always mean this machine; odd spellings (`127.1`, `0x7f.0.0.1`, `localhost6`) are not here on purpose.
+    static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+
+    let port: Int
+    let allowedHosts: Set<String>
+    let allowedOrigins: Set<String>
+    let token: [UInt8]?
+
+    public init(configuration: ServerConfiguration) {
+        port = configuration.port
+        allowedHosts = Set(configuration.allowedHosts.map { $0.lowercased() })
+        allowedOrigins = Set(configuration.allowedOrigins.map { Self.normalizeOrigin($0) })
+        token = configuration.token.map { Array($0.utf8) }
+    }
+
+    /// Splits a Host header into a lower-cased name and an optional port; nil when malformed.
+    static func splitHost(_ host: String) -> (name: String, port: Int?)? {
+        let host = host.lowercased()
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            let name = String(host[...close])
+            let rest = host[host.index(after: close)...]
+            if rest.isEmpty { return (name, nil) }
+            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()) else { return nil }
+            return (name, port)
+        }
+        let parts = host.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1: return parts[0].isEmpty ? nil : (String(parts[0]), nil)
+        case 2:
+            guard !parts[0].isEmpty, let port = Int(parts[1]) else { return nil }
+            return (String(parts[0]), port)
+        default: return nil
+        }
+    }
+
+    /// True when the Host header names this server: a loopback name or an allowed host, with our port.
+    func allowsHost(_ header: String?) -> Bool {
+        guard let header, let (name, hostPort) = Self.splitHost(header) else { return false }
+        if allowedHosts.contains(header.lowercased()) || allowedHosts.contains(name) {
+            return hostPort == nil || port == 0 || hostPort == port
+        }
+        guard Self.loopbackHosts.contains(name) else { return false }
+        // A missing port is the scheme default; an ephemeral test port (0) accepts any.
+        return hostPort == nil || port == 0 || hostPort == port
+    }
+
+    /// True for the server's own origin (the page it serves, same Host) or an allowed origin.
+    func allowsOrigin(_ origin: String, host: String?) -> Bool {
+        let normalized = Self.normalizeOrigin(origin)
+        if allowedOrigins.contains(normalized) { return true }
+        guard let host else { return false }
+        return normalized == "http://" + host.lowercased()
+    }
+
+    /// True when no token is configured or the request carries it (header or `?token=`).
+    func allowsToken(authorization: String?, queryToken: String?) -> Bool {
+        guard let token else { return true }
+        if let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " {
+            return Self.constantTimeEquals(Array(authorization.dropFirst(7).utf8), token)
+        }
+        if let queryToken {
+            return Self.constantTimeEquals(Array(queryToken.utf8), token)
+        }
+        return false
+    }
+
+    /// Compares without an early exit, so response time does not reveal how much of a guess matched.
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            let x = index < a.count ? a[index] : 0
+            let y = index < b.count ? b[index] : 0
+            difference |= x ^ y
+        }
+        return difference == 0
+    }
+
+    static func normalizeOrigin(_ origin: String) -> String {
+        var origin = origin.lowercased()
+        while origin.hasSuffix("/") { origin.removeLast() }
+        return origin
+    }
+}
