@@ -4,4 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
 swift build --build-tests
-swift test --skip-build --parallel --num-workers 1 "$@"
+# Real-time suites share one sound card: run tests one at a time.
+swift test --skip-build --no-parallel "$@"
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py

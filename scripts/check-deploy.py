@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Checks deploy/: Dockerfile stages and instructions, compose settings, the systemd unit."""
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+failures = []
+
+
+def check(condition, message):
+    print(("ok   " if condition else "FAIL ") + message)
+    if not condition:
+        failures.append(message)
+
+
+dockerfile = (DEPLOY / "Dockerfile").read_text()
+stages = re.findall(r"^FROM\s+(\S+)\s+AS\s+(\w+)", dockerfile, re.M | re.I)
+check(len(stages) == 2, f"Dockerfile has a build and a run stage: {stages}")
+check(stages and stages[0][0].startswith("swift:"), "build stage uses the official Swift image")
+check(len(stages) > 1 and "debian" in stages[1][0] and "slim" in stages[1][0], "run stage is slim Debian")
+run_stage = dockerfile.split("AS run", 1)[-1]
+check("libasound2" in run_stage and "libsamplerate0" in run_stage, "run stage installs libasound2 and libsamplerate0")
+check("-dev" not in run_stage, "run stage carries no -dev packages")
+check(re.search(r"^USER\s+(?!root)\S+", run_stage, re.M) is not None, "runs as a non-root user")
+check("--groups audio" in run_stage, "the user is in the audio group")
+check("HEALTHCHECK" in run_stage and "/healthz" in run_stage, "HEALTHCHECK on /healthz")
+check("AUDIOGATE_" in run_stage, "configured through AUDIOGATE_* environment")
+
+hadolint = shutil.which("hadolint") or str(ROOT / ".venv/bin/hadolint")
+if pathlib.Path(hadolint).exists():
+    result = subprocess.run(
+        [hadolint, "--config", str(DEPLOY / ".hadolint.yaml"), str(DEPLOY / "Dockerfile")],
+        capture_output=True, text=True)
+    check(result.returncode == 0, "hadolint passes" + ("" if result.returncode == 0 else ": " + result.stdout))
+else:
+    print("skip hadolint (not installed)")
+
+compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+service = compose["services"]["audiogate"]
+check("/dev/snd:/dev/snd" in service.get("devices", []), "compose passes /dev/snd through")
+check("audio" in service.get("group_add", []), "compose adds the audio group")
+check(all(str(p).startswith("127.0.0.1:") for p in service.get("ports", [])), "compose publishes on loopback only")
+
+unit = (DEPLOY / "audiogate.service").read_text()
+for option in ["SupplementaryGroups=audio", "ProtectSystem=strict", "NoNewPrivileges=yes", "RestrictAddressFamilies="]:
+    check(option in unit, f"unit sets {option}")
+check("DynamicUser=yes" in unit or re.search(r"^User=", unit, re.M), "unit runs as a dynamic or dedicated user")
+analyze = shutil.which("systemd-analyze")
+if analyze:
+    with tempfile.TemporaryDirectory() as tmp:
+        # verify needs the ExecStart binary to exist; point it at one that does.
+        copy = pathlib.Path(tmp) / "audiogate.service"
+        copy.write_text(unit.replace("/usr/local/bin/audiogate", "/bin/true"))
+        result = subprocess.run([analyze, "verify", str(copy)], capture_output=True, text=True)
+        problems = [line for line in result.stderr.splitlines() if "audiogate.service" in line]
+        check(result.returncode == 0 and not problems, "systemd-analyze verify passes " + " ".join(problems))
+else:
+    print("skip systemd-analyze (not installed)")
+
+print(f"deploy checks: {'failed' if failures else 'passed'}")
+sys.exit(1 if failures else 0)
