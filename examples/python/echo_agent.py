@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A minimal voice-agent loop over audiogate: listen, detect speech by level, play it back, and
+stop talking the moment the user speaks again (barge-in).
+
+    python3 echo_agent.py [--url ws://127.0.0.1:8750] [--threshold-db -35] [--turns 0]
+
+Capture: 16 kHz mono s16le from WS /v1/capture. Playback: the utterance is sent back at 16 kHz on
+WS /v1/playback (`rate=16000`); the server resamples it for the card. The agent hears its own voice
+through the microphone (there is no echo canceller here), so while it talks a barge-in needs the
+room to be clearly louder than the agent's own playback (`--barge-in-margin-db`), and the echo tail
+after it stops is ignored. Needs `websockets` and the standard library.
+"""
+import argparse
+import array
+import asyncio
+import json
+import math
+import sys
+
+import websockets
+
+RATE = 16000
+CHUNK_MS = 20
+SILENCE_MS = 500
+ECHO_TAIL_MS = 300
+
+
+def level_db(chunk):
+    samples = array.array("h", chunk)
+    if not samples:
+        return -120.0
+    power = sum(s * s for s in samples) / len(samples)
+    return 10 * math.log10(power / (32768.0 ** 2)) if power > 0 else -120.0
+
+
+async def agent(args):
+    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+    capture_url = f"{args.url}/v1/capture?rate={RATE}&channels=1&format=s16le&chunk_ms={CHUNK_MS}"
+    playback_url = f"{args.url}/v1/playback?rate={RATE}&channels=1&format=s16le&stream=agent"
+    async with websockets.connect(capture_url, additional_headers=headers) as mic, \
+            websockets.connect(playback_url, additional_headers=headers) as speaker:
+        await mic.recv()  # start
+        speaking = False          # the agent is talking
+        own_level = -120.0        # level of what the agent is playing
+        deaf_ms = 0               # echo tail still to ignore
+        utterance = bytearray()   # what the user is saying
+        quiet_ms = 0
+        turns = 0
+
+        async def speaker_events():
+            nonlocal speaking
+            nonlocal deaf_ms
+            async for message in speaker:
+                event = json.loads(message)
+                if event["type"] in ("mark", "cleared"):
+                    speaking = False
+                    deaf_ms = ECHO_TAIL_MS
+                print(f"agent: {event}", file=sys.stderr)
+
+        events = asyncio.create_task(speaker_events())
+        async for message in mic:
+            if not isinstance(message, bytes):
+                continue
+            level = level_db(message)
+            if speaking:
+                if level > max(args.threshold_db, own_level + args.barge_in_margin_db):
+                    # The user talks over the agent: stop at once, and listen to them.
+                    await speaker.send(json.dumps({"type": "clear"}))
+                    speaking = False
+                    utterance += message
+                    print(f"agent: barge-in at {level:.1f} dBFS", file=sys.stderr)
+                continue
+            if deaf_ms > 0:
+                deaf_ms -= CHUNK_MS
+                continue
+            loud = level > args.threshold_db
+            if loud:
+                utterance += message
+                quiet_ms = 0
+            elif utterance:
+                utterance += message
+                quiet_ms += CHUNK_MS
+                if quiet_ms >= SILENCE_MS:
+                    seconds = len(utterance) / (RATE * 2)
+                    print(f"agent: heard {seconds:.2f} s, echoing it", file=sys.stderr)
+                    own_level = level_db(bytes(utterance))
+                    await speaker.send(bytes(utterance))
+                    await speaker.send(json.dumps({"type": "mark", "name": f"turn-{turns}"}))
+                    speaking = True
+                    utterance.clear()
+                    quiet_ms = 0
+                    turns += 1
+                    if args.turns and turns >= args.turns:
+                        break
+        # Let the last answer finish.
+        while speaking:
+            await asyncio.sleep(0.05)
+        events.cancel()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="ws://127.0.0.1:8750")
+    parser.add_argument("--token", default=None)
+    parser.add_argument("--threshold-db", type=float, default=-35)
+    parser.add_argument("--barge-in-margin-db", type=float, default=6,
+                        help="while talking, how much louder than its own voice the room must get")
+    parser.add_argument("--turns", type=int, default=0, help="stop after this many turns (0: run forever)")
+    try:
+        asyncio.run(agent(parser.parse_args()))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
