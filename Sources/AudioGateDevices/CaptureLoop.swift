@@ -47,6 +47,7 @@ public final class CaptureLoop: Service, Sendable {
         var buffers: DeviceBuffers?
         var opened = 0
         var silentMilliseconds = 0
+        var clock = CaptureClock()
 
         while !control.stopRequested {
             guard let current = stream, let io = buffers else {
@@ -80,9 +81,9 @@ public final class CaptureLoop: Service, Sendable {
                 silentMilliseconds = 0
                 let now = MonotonicClock.nowNanoseconds()
                 let pending = (try? current.delay()) ?? 0
-                if pending > io.bufferFrames + io.periodFrames {
+                if pending > max(4 * io.bufferFrames, io.format.rate / 4) {
                     // Sound servers (the ALSA pulse plugin) keep buffering where a card would overrun;
-                    // treating the backlog as an overrun keeps every listener close to live audio.
+                    // treating a backlog of a quarter second as an overrun keeps listeners near live audio.
                     throw ALSAError(
                         code: .xrun, call: "snd_pcm_delay", errno: EPIPE,
                         message: "capture backlog of \(pending) frames exceeds the buffer")
@@ -95,9 +96,10 @@ public final class CaptureLoop: Service, Sendable {
                     into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]))
                 sink.captured(
                     UnsafeBufferPointer(rebasing: io.samples[0..<count]), frames: frames, format: io.format,
-                    timestamp: now > age ? now - age : 0)
+                    timestamp: clock.timestamp(measured: now > age ? now - age : 0, frames: frames, rate: io.format.rate))
                 monitor.update { $0.frames += UInt64(frames) }
             } catch {
+                clock.reset()
                 switch Recovery.recover(from: error, stream: current, direction: .capture, monitor: monitor) {
                 case .resumed:
                     if error.code == .xrun || error.code == .suspended {

@@ -1,5 +1,6 @@
 import AudioGateDevices
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 
@@ -29,19 +30,39 @@ public struct AudioGateServer: Sendable {
         addMetricsRoutes(to: router)
         addCaptureRoutes(to: router)
         addPlaybackRoutes(to: router)
+        addDocsRoutes(to: router)
         return router
     }
 
     /// The application: HTTP and WebSocket routes plus the device loops as services.
     public func makeApplication() -> some ApplicationProtocol {
         let router = makeRouter()
+        let webSocketResponder = router.buildResponder()
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            ws: .init(maxFrameSize: configuration.limits.maxWebSocketMessageBytes))
+        let check = upgradeCheck()
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(ws: .init(maxFrameSize: configuration.limits.maxWebSocketMessageBytes))),
+            server: HTTPServerBuilder { responder in
+                AudioGateChannel(
+                    upgrade: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder,
+                        configuration: channelConfiguration),
+                    check: check)
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             services: [engine.capture, engine.playback],
             logger: logger)
+    }
+
+    /// The checks a WebSocket upgrade must pass before the upgrader sees it (see `UpgradeGuard`).
+    func upgradeCheck() -> UpgradeGuard.Check {
+        let policy = SecurityPolicy(configuration: configuration)
+        return { path, query, host, headers in
+            let queryParameters = URI("?" + (query ?? "")).queryParameters
+            return policy.refusal(
+                path: path, host: host, origin: headers[.origin], authorization: headers[.authorization],
+                queryToken: queryParameters.get("token"))
+        }
     }
 }

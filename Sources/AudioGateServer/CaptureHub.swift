@@ -1,37 +1,210 @@
-import Logging
 import AudioGateCore
 import AudioGateDevices
+import Logging
 import Synchronization
 
 /// Receives every captured period on the capture thread and fans it out to subscribers.
+///
+/// One group per distinct client format shares one resampler; each subscriber has its own
+/// bounded queue, so a slow client only ever loses its own oldest audio.
 public final class CaptureHub: CaptureSink {
-    private struct State {
+    /// What the capture thread works on; clients only take this lock to join or leave a group.
+    private struct Core {
+        var groups: [CaptureGroup] = []
+        let scratch = CaptureScratch()
+        var hardware: AudioFormat?
         var level = LevelMeter()
-        var lastLevel = (rms: -120.0, peak: -120.0)
         var levelFrames = 0
+        var deviceLost = false
+        var lastXruns: Int?
+        /// Set when frames were lost (xrun, outage); the next period's timestamp measures the gap.
+        var discontinuity = false
+        var expectedNext: UInt64?
     }
 
-    private let state = Mutex(State())
+    /// What readers (status, metrics) see without touching the capture thread's lock.
+    private struct Published {
+        var lastLevel = (rms: LevelMeter.floorDBFS, peak: LevelMeter.floorDBFS)
+        var lostNanoseconds: UInt64 = 0
+        var deviceLost = false
+    }
 
-    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {}
+    private let core: Mutex<Core>
+    private let published = Mutex(Published())
+    /// Every subscriber, for status; never touched by the capture thread.
+    private let members = Mutex<[CaptureSubscriber]>([])
+    private let nextID = Atomic<Int>(1)
+    private let limits: ServerConfiguration.Limits
+    private let quality: Resampler.Quality
+    let metrics: CaptureMetrics
+    private let logger: Logger
+
+    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
+        limits = configuration.limits
+        quality = configuration.resamplerQuality
+        self.metrics = CaptureMetrics(registry: metrics.registry)
+        self.logger = logger
+        var core = Core()
+        core.groups.reserveCapacity(16)
+        self.core = Mutex(core)
+    }
+
+    // MARK: - CaptureSink (capture thread)
 
     public func captured(_ samples: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, timestamp: UInt64) {
-        state.withLock { state in
-            state.level.add(samples)
-            state.levelFrames += frames
-            if state.levelFrames >= format.rate / 20 {
-                state.lastLevel = (state.level.rmsDBFS, state.level.peakDBFS)
-                state.level.reset()
-                state.levelFrames = 0
+        let ready = MonotonicClock.nowNanoseconds()
+        let lent = CaptureBorrowedBuffer(samples)
+        let (level, lost) = core.withLock { core -> ((rms: Double, peak: Double)?, UInt64) in
+            let samples = lent.buffer
+            var lost: UInt64 = 0
+            if core.discontinuity, let expected = core.expectedNext, timestamp > expected {
+                lost = timestamp - expected
             }
+            core.discontinuity = false
+            core.expectedNext = timestamp &+ UInt64(frames) * 1_000_000_000 / UInt64(max(format.rate, 1))
+            core.hardware = format
+
+            var level: (rms: Double, peak: Double)?
+            core.level.add(samples)
+            core.levelFrames += frames
+            if core.levelFrames >= format.rate / 20 {
+                level = (core.level.rmsDBFS, core.level.peakDBFS)
+                core.level.reset()
+                core.levelFrames = 0
+            }
+            for group in core.groups {
+                group.process(
+                    samples, frames: frames, hardware: format, timestamp: timestamp, ready: ready,
+                    scratch: core.scratch)
+                if let level {
+                    for subscriber in group.subscribers where subscriber.parameters.levels {
+                        subscriber.deliverLevel(rms: level.rms, peak: level.peak)
+                    }
+                }
+            }
+            return (level, lost)
+        }
+        if level != nil || lost > 0 {
+            let total = published.withLock { published in
+                if let level { published.lastLevel = level }
+                published.lostNanoseconds &+= lost
+                return published.lostNanoseconds
+            }
+            // Only after a loss (rare); a gauge set is a single atomic store.
+            if lost > 0 { metrics.setLost(milliseconds: Double(total) / 1e6) }
         }
     }
 
-    public func captureStatusChanged(_ status: DeviceStatus) {}
+    public func captureStatusChanged(_ status: DeviceStatus) {
+        let event = core.withLock { core -> DeviceMessage.State? in
+            if status.state == .running {
+                if let last = core.lastXruns, status.xruns > last { core.discontinuity = true }
+                core.lastXruns = status.xruns
+                guard core.deviceLost else { return nil }
+                core.deviceLost = false
+                core.discontinuity = true
+                for group in core.groups { group.reset() }
+                broadcast(.restored, in: core.groups)
+                return .restored
+            }
+            guard !core.deviceLost else { return nil }
+            core.deviceLost = true
+            broadcast(.lost, in: core.groups)
+            return .lost
+        }
+        if let event {
+            published.withLock { $0.deviceLost = event == .lost }
+            logger.info("capture device \(event.rawValue)", metadata: ["subscribers": "\(subscriberCount)"])
+        }
+    }
+
+    private func broadcast(_ state: DeviceMessage.State, in groups: [CaptureGroup]) {
+        for group in groups {
+            for subscriber in group.subscribers { subscriber.deliver(state) }
+        }
+    }
+
+    // MARK: - Clients
+
+    /// Throws 429 when the server already has its most capture clients.
+    public func checkCapacity() throws(APIError) {
+        let count = members.withLock { $0.count }
+        guard count < limits.maxCaptureClients else {
+            throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
+        }
+    }
+
+    /// Adds a client with its own queue; its group (and resampler) is created if it is the first.
+    public func subscribe(_ parameters: CaptureParameters, transport: CaptureSubscriber.Transport) throws(APIError)
+        -> CaptureSubscriber
+    {
+        let subscriber = CaptureSubscriber(
+            id: nextID.add(1, ordering: .relaxed).oldValue, parameters: parameters, transport: transport,
+            queueMilliseconds: limits.captureQueueMilliseconds)
+        try members.withLock { members throws(APIError) in
+            guard members.count < limits.maxCaptureClients else {
+                throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
+            }
+            members.append(subscriber)
+        }
+        let quality = quality
+        core.withLock { core in
+            let group: CaptureGroup
+            if let existing = core.groups.first(where: { $0.format == parameters.format }) {
+                group = existing
+            } else {
+                group = CaptureGroup(format: parameters.format, quality: quality)
+                // Built here, on the client's task, so the capture thread does not allocate it.
+                if let hardware = core.hardware { group.prepare(for: hardware) }
+                core.groups.append(group)
+            }
+            group.subscribers.append(subscriber)
+            if core.deviceLost { subscriber.deliver(.lost) }
+        }
+        publishCounts()
+        return subscriber
+    }
+
+    /// Removes a client; the last one of a format frees the group and its resampler.
+    public func unsubscribe(_ subscriber: CaptureSubscriber) {
+        subscriber.close()
+        let removed = core.withLock { core -> CaptureGroup? in
+            guard let index = core.groups.firstIndex(where: { $0.format == subscriber.parameters.format }) else {
+                return nil
+            }
+            let group = core.groups[index]
+            group.subscribers.removeAll { $0 === subscriber }
+            guard group.subscribers.isEmpty else { return nil }
+            core.groups.remove(at: index)
+            return group
+        }
+        // The resampler is freed here, outside the lock, when the last reference goes.
+        _ = removed
+        members.withLock { $0.removeAll { $0 === subscriber } }
+        publishCounts()
+    }
+
+    private func publishCounts() {
+        let counts = members.withLock { members in
+            members.reduce(into: [AudioFormat: Int]()) { $0[$1.parameters.format, default: 0] += 1 }
+        }
+        metrics.setSubscribers(counts)
+    }
+
+    // MARK: - Status
 
     /// The level of the last 50 ms of captured audio in dBFS.
-    public var lastLevel: (rms: Double, peak: Double) { state.withLock { $0.lastLevel } }
+    public var lastLevel: (rms: Double, peak: Double) { published.withLock { $0.lastLevel } }
 
     /// Connected subscribers.
-    public var subscriberCount: Int { 0 }
+    public var subscriberCount: Int { members.withLock { $0.count } }
+
+    /// Connected subscribers, oldest first.
+    public var subscribers: [CaptureSubscriber] { members.withLock { $0 } }
+
+    /// Milliseconds of capture lost to xruns and device outages since start.
+    public var lostMilliseconds: Double { Double(published.withLock { $0.lostNanoseconds }) / 1e6 }
+
+    /// Whether the capture device is currently lost (clients were told `device lost`).
+    public var isDeviceLost: Bool { published.withLock { $0.deviceLost } }
 }

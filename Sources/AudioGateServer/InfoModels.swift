@@ -53,6 +53,11 @@ struct StatusResponse: Encodable {
         var subscribers: Int
         var frames: UInt64
         var lastError: String?
+        /// Capture lost to xruns and device outages, in milliseconds.
+        var lostMs: Double
+        var formats: [CaptureFormatStatus]
+        var clients: [CaptureClientStatus]
+        var sendDelay: CaptureDelayStats.Summary
     }
 
     struct Playback: Encodable {
@@ -65,6 +70,11 @@ struct StatusResponse: Encodable {
         var xruns: Int
         var reopens: Int
         var lastError: String?
+        var volume: VolumeSettings
+        /// First byte of a POST to its first sample leaving the card (recent uploads).
+        var latencyMs: PlaybackLatencySummary?
+        /// Clear/DELETE to the card going silent (recent clears).
+        var clearToSilenceMs: PlaybackLatencySummary?
     }
 
     struct Level: Encodable {

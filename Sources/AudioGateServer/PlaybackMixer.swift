@@ -1,24 +1,140 @@
-import Logging
 import AudioGateCore
 import AudioGateDevices
+import Foundation
+import Logging
 import Synchronization
 
 /// Mixes the playback streams on the playback thread; silence when nothing is queued.
 public final class PlaybackMixer: PlaybackSource {
-    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {}
-
-    public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
-        buffer.update(repeating: 0)
+    struct Entry {
+        var stream: PlaybackStream
+        var users: Int
     }
 
-    public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {}
+    struct Registry {
+        var entries: [String: Entry] = [:]
+        /// What the device thread iterates: replaced (never mutated in place) so a render holds a stable copy.
+        var list: [PlaybackStream] = []
+    }
 
-    public func playbackStatusChanged(_ status: DeviceStatus) {}
+    /// Device-thread state: scratch space and the current gain of the volume ramp.
+    struct RenderState {
+        var scratch = PlaybackScratch(capacity: 0)
+        var gain: Float = 1
+        var lastPlayedDevice: UInt64 = 0
+    }
+
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let metrics: PlaybackMetrics
+    /// Output volume and mute.
+    public let volume = VolumeControl()
+    let registry = Mutex(Registry())
+    let renderState = Mutex(RenderState())
+    let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
+
+    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = PlaybackMetrics(registry: metrics.registry)
+    }
+
+    /// The format streams are converted to: the card's once it is open, the requested one before.
+    public var mixFormat: AudioFormat {
+        if let negotiated = hardware.withLock({ $0 }) { return negotiated.format }
+        let request = configuration.playbackRequest
+        return AudioFormat(rate: request.preferredRate, channels: request.preferredChannels, sampleFormat: .f32le)
+    }
+
+    // MARK: - PlaybackSource (playback thread)
+
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
+        let streams = registry.withLock { $0.list }
+        let samples = frames * format.channels
+        guard samples <= buffer.count, let output = buffer.baseAddress else {
+            buffer.update(repeating: 0)
+            return
+        }
+        output.update(repeating: 0, count: samples)
+        renderState.withLock { state in
+            if state.scratch.capacity < samples {
+                // Only on the first period after an open with a larger period: not the steady path.
+                state.scratch = PlaybackScratch(capacity: samples)
+            }
+            let scratch = state.scratch.buffer
+            for stream in streams {
+                let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
+                let count = taken * format.channels
+                for index in 0..<count { output[index] += scratch[index] }
+            }
+            let target = volume.targetGain
+            var gain = state.gain
+            if gain != target {
+                // A linear ramp over one period: a volume change or mute never clicks.
+                let step = (target - gain) / Float(frames)
+                for frame in 0..<frames {
+                    gain += step
+                    let base = frame * format.channels
+                    for channel in 0..<format.channels { output[base + channel] *= gain }
+                }
+                gain = target
+            } else if gain != 1 {
+                for index in 0..<samples { output[index] *= gain }
+            }
+            state.gain = gain
+            for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
+        }
+    }
+
+    public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
+        let streams = registry.withLock { $0.list }
+        let delay = UInt64(max(delayFrames, 0))
+        let playedDevice = framesWritten > delay ? framesWritten - delay : 0
+        let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
+        for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
+    }
+
+    public func playbackStatusChanged(_ status: DeviceStatus) {
+        guard let negotiated = status.negotiated else { return }
+        let previous = hardware.withLock { hardware in
+            defer { hardware = negotiated }
+            return hardware
+        }
+        if let previous, previous.format != negotiated.format {
+            logger.warning(
+                "playback format changed: queued audio is flushed",
+                metadata: ["from": "\(previous.format)", "to": "\(negotiated.format)"])
+        }
+    }
+
+    /// Identity below the knee, a tanh curve above it: sums of loud streams saturate smoothly at 1
+    /// instead of wrapping or clipping hard.
+    @inline(__always)
+    static func softLimit(_ sample: Float) -> Float {
+        let knee: Float = 0.9
+        let magnitude = abs(sample)
+        guard magnitude > knee else { return sample }
+        let headroom: Float = 1 - knee
+        let limited = knee + headroom * Float(tanh(Double((magnitude - knee) / headroom)))
+        return sample < 0 ? -limited : limited
+    }
+
+    // MARK: - Readers
 
     /// Active streams.
-    public var streamCount: Int { 0 }
+    public var streamCount: Int {
+        registry.withLock { $0.entries.values.filter { $0.users > 0 || !$0.stream.isIdle }.count }
+    }
+
     /// Audio queued across streams, in milliseconds.
-    public var queuedMilliseconds: Double { 0 }
+    public var queuedMilliseconds: Double {
+        registry.withLock { $0.list }.reduce(0) { $0 + $1.queuedMilliseconds }
+    }
+
     /// Stream underruns (a stream's queue ran dry mid-audio).
-    public var underruns: Int { 0 }
+    public var underruns: Int {
+        registry.withLock { $0.list }.reduce(0) { $0 + $1.underruns } + retiredUnderruns.load(ordering: .relaxed)
+    }
+
+    let retiredUnderruns = Atomic<Int>(0)
 }

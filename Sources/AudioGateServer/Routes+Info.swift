@@ -37,12 +37,15 @@ extension AudioGateServer {
         return StatusResponse(
             capture: .init(
                 state: capture.state.rawValue, device: capture.name, xruns: capture.xruns, reopens: capture.reopens,
-                subscribers: engine.captureHub.subscriberCount, frames: capture.frames, lastError: capture.lastError),
+                subscribers: engine.captureHub.subscriberCount, frames: capture.frames, lastError: capture.lastError,
+                lostMs: engine.captureHub.lostMilliseconds, formats: engine.captureHub.formatStatus,
+                clients: engine.captureHub.clientStatus, sendDelay: engine.captureHub.sendDelayStatus),
             playback: .init(
                 state: playback.state.rawValue, device: playback.name, streams: engine.mixer.streamCount,
                 queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,
                 underruns: engine.mixer.underruns, xruns: playback.xruns, reopens: playback.reopens,
-                lastError: playback.lastError),
+                lastError: playback.lastError, volume: engine.mixer.volume.settings,
+                latencyMs: engine.mixer.latencySummary, clearToSilenceMs: engine.mixer.clearToSilenceSummary),
             level: .init(rmsDbfs: level.rms, peakDbfs: level.peak))
     }
 }

@@ -1,7 +1,67 @@
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 
 extension AudioGateServer {
     /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and the `/v1/playback` WebSocket.
-    func addPlaybackRoutes(to router: Router<AudioGateRequestContext>) {}
+    func addPlaybackRoutes(to router: Router<AudioGateRequestContext>) {
+        let mixer = engine.mixer
+        let limits = configuration.limits
+        router.post("/v1/playback") { request, _ in
+            let parameters = try PlaybackParameters(request: request)
+            return try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
+        }
+        router.delete("/v1/playback") { request, _ in
+            let query = PlaybackParameters.dictionary(request.uri.queryParameters)
+            let streams: [PlaybackStream]
+            if let name = query["stream"] {
+                streams = mixer.existingStream(try PlaybackParameters.validatedStreamName(name)).map { [$0] } ?? []
+            } else {
+                streams = mixer.allStreams
+            }
+            var flushed = 0
+            var played = 0
+            for stream in streams {
+                let result = stream.clear()
+                flushed += result.flushedMilliseconds
+                played += result.playedMilliseconds
+            }
+            return try JSONResponse.make(["flushed_ms": flushed, "played_ms": played])
+        }
+        router.get("/v1/volume") { _, _ in
+            try JSONResponse.make(mixer.volume.settings)
+        }
+        router.put("/v1/volume") { request, context in
+            let body = try await request.body.collect(upTo: 4096)
+            let update: VolumeUpdate
+            do {
+                update = try JSONDecoder().decode(VolumeUpdate.self, from: Data(buffer: body))
+            } catch {
+                throw APIError(.badBody, "expected {\"playback\": 0.0-1.0, \"muted\": true|false}")
+            }
+            var settings = mixer.volume.settings
+            if let playback = update.playback {
+                guard playback.isFinite, (0...1).contains(playback) else {
+                    throw APIError(.badBody, "'playback' must be between 0.0 and 1.0")
+                }
+                settings.playback = playback
+            }
+            if let muted = update.muted { settings.muted = muted }
+            mixer.volume.apply(settings)
+            return try JSONResponse.make(mixer.volume.settings)
+        }
+        router.ws(
+            "/v1/playback",
+            shouldUpgrade: { request, _ in
+                _ = try PlaybackParameters(request: request)
+                return .upgrade([:])
+            },
+            onUpgrade: { inbound, outbound, context in
+                let parameters = try PlaybackParameters(request: context.request)
+                try await PlaybackSocket(
+                    mixer: mixer, parameters: parameters, maxMessageBytes: limits.maxWebSocketMessageBytes,
+                    logger: context.logger
+                ).run(inbound: inbound, outbound: outbound)
+            })
+    }
 }

@@ -8,22 +8,15 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let host = request.head.authority
-        guard policy.allowsHost(host) else {
-            throw APIError(.misdirectedRequest, "Host '\(host ?? "")' is not this server; use localhost or pass --allow-host")
-        }
         let origin = request.headers[.origin]
-        if let origin, !policy.allowsOrigin(origin, host: host) {
-            throw APIError(.forbiddenOrigin, "Origin '\(origin)' may not use this server; pass --allow-origin to allow it")
-        }
-        if request.method == .options, let origin {
+        if request.method == .options, let origin, policy.allowsHost(host), policy.allowsOrigin(origin, host: host) {
             return preflight(origin: origin)
         }
-        let path = request.uri.path
-        if path.hasPrefix("/v1/") || path == "/v1" || path == "/metrics" {
-            let queryToken = request.uri.queryParameters.get("token")
-            guard policy.allowsToken(authorization: request.headers[.authorization], queryToken: queryToken) else {
-                throw APIError(.unauthorized, "missing or wrong token: send 'Authorization: Bearer TOKEN'")
-            }
+        if let refusal = policy.refusal(
+            path: request.uri.path, host: host, origin: origin, authorization: request.headers[.authorization],
+            queryToken: request.uri.queryParameters.get("token"))
+        {
+            throw refusal
         }
         var response = try await next(request, context)
         if let origin {

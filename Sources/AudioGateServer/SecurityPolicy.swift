@@ -18,6 +18,26 @@ public struct SecurityPolicy: Sendable {
         token = configuration.token.map { Array($0.utf8) }
     }
 
+    /// The refusal for a request, or nil when it may proceed: Host (421), then Origin (403), then
+    /// the token on `/v1` and `/metrics` (401). One rule set for HTTP routes and WebSocket upgrades.
+    func refusal(path: String, host: String?, origin: String?, authorization: String?, queryToken: String?) -> APIError? {
+        guard allowsHost(host) else {
+            return APIError(.misdirectedRequest, "Host '\(host ?? "")' is not this server; use localhost or pass --allow-host")
+        }
+        if let origin, !allowsOrigin(origin, host: host) {
+            return APIError(.forbiddenOrigin, "Origin '\(origin)' may not use this server; pass --allow-origin to allow it")
+        }
+        if Self.needsToken(path), !allowsToken(authorization: authorization, queryToken: queryToken) {
+            return APIError(.unauthorized, "missing or wrong token: send 'Authorization: Bearer TOKEN'")
+        }
+        return nil
+    }
+
+    /// `/v1` and `/metrics` need the token; `/healthz`, `/openapi.yaml` and the page do not.
+    static func needsToken(_ path: String) -> Bool {
+        path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics"
+    }
+
     /// Splits a Host header into a lower-cased name and an optional port; nil when malformed.
     static func splitHost(_ host: String) -> (name: String, port: Int?)? {
         let host = host.lowercased()
@@ -54,6 +74,13 @@ public struct SecurityPolicy: Sendable {
     func allowsOrigin(_ origin: String, host: String?) -> Bool {
         let normalized = Self.normalizeOrigin(origin)
         if allowedOrigins.contains(normalized) { return true }
+        // WebSocket client libraries send their own ws:// URL as Origin; no browser page has such an
+        // origin, so a loopback one is a local program, not a cross-site page.
+        for scheme in ["ws://", "wss://"] where normalized.hasPrefix(scheme) {
+            if let (name, _) = Self.splitHost(String(normalized.dropFirst(scheme.count))) {
+                return Self.loopbackHosts.contains(name)
+            }
+        }
         guard let host else { return false }
         return normalized == "http://" + host.lowercased()
     }

@@ -1,0 +1,89 @@
+import AudioGateCore
+import AudioGateDevices
+
+/// The subscribers of one client format and the resampler they share.
+///
+/// Lives inside the hub's lock: the capture thread processes it, clients only join and leave.
+final class CaptureGroup {
+    /// The client format (rate, channels, sample format).
+    let format: AudioFormat
+    let quality: Resampler.Quality
+    var subscribers: [CaptureSubscriber] = []
+    private var resampler: Resampler?
+    private var hardware: AudioFormat?
+    /// Hardware frames fed and client frames produced since the resampler was (re)built; their
+    /// difference is the audio the resampler still holds, which dates its output exactly.
+    private var inputFrames: UInt64 = 0
+    private var outputFrames: UInt64 = 0
+
+    init(format: AudioFormat, quality: Resampler.Quality) {
+        self.format = format
+        self.quality = quality
+        subscribers.reserveCapacity(8)
+    }
+
+    /// Builds the resampler for a hardware format (no-op when it is already built for it).
+    func prepare(for hardware: AudioFormat) {
+        guard self.hardware?.rate != hardware.rate || self.hardware?.channels != hardware.channels else { return }
+        self.hardware = hardware
+        // Rates are validated against ClientFormats and hardware rates are sane, so this cannot fail
+        // in practice; on failure the group stays silent rather than crashing the capture thread.
+        resampler = hardware.rate == format.rate
+            ? nil
+            : try? Resampler(inputRate: hardware.rate, outputRate: format.rate, channels: format.channels, quality: quality)
+        inputFrames = 0
+        outputFrames = 0
+    }
+
+    /// Forgets filter history after a discontinuity (the device came back).
+    func reset() {
+        resampler?.reset()
+        inputFrames = 0
+        outputFrames = 0
+    }
+
+    /// Converts one hardware period to this group's format and appends it to every subscriber.
+    func process(
+        _ samples: UnsafeBufferPointer<Float>, frames: Int, hardware: AudioFormat, timestamp: UInt64, ready: UInt64,
+        scratch: CaptureScratch
+    ) {
+        guard !subscribers.isEmpty, frames > 0 else { return }
+        prepare(for: hardware)
+        let channels = format.channels
+        let outputCapacity = resampler?.maximumOutputFrames(forInputFrames: frames) ?? frames
+        scratch.reserve(
+            mixed: frames * channels, resampled: outputCapacity * channels,
+            encoded: outputCapacity * channels * format.sampleFormat.bytesPerSample)
+
+        var input = samples
+        if hardware.channels != channels {
+            let mixed = ChannelMixer.remix(samples, from: hardware.channels, to: channels, into: scratch.mixed)
+            input = UnsafeBufferPointer(rebasing: scratch.mixed[0..<(mixed * channels)])
+        }
+        var output = input
+        var produced = frames
+        if let resampler {
+            produced = resampler.process(input, into: scratch.resampled)
+            output = UnsafeBufferPointer(rebasing: scratch.resampled[0..<(produced * channels)])
+        }
+
+        // Client frame `outputFrames` is hardware frame `outputFrames / ratio` of this group's stream,
+        // and this period starts at hardware frame `inputFrames`, captured at `timestamp`.
+        let ratio = Double(format.rate) / Double(hardware.rate)
+        let offsetFrames = Double(outputFrames) / ratio - Double(inputFrames)
+        let start = Double(timestamp) + offsetFrames * 1e9 / Double(hardware.rate)
+        inputFrames &+= UInt64(frames)
+        outputFrames &+= UInt64(produced)
+        guard produced > 0 else { return }
+
+        let byteCount = produced * channels * format.sampleFormat.bytesPerSample
+        _ = SampleConversion.encode(
+            output, format: format.sampleFormat,
+            into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: scratch.encoded[0..<byteCount])))
+        let bytes = UnsafeBufferPointer(rebasing: scratch.encoded[0..<byteCount])
+        let nanosecondsPerFrame = 1e9 / Double(format.rate)
+        for subscriber in subscribers {
+            subscriber.append(bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, ready: ready)
+        }
+    }
+}

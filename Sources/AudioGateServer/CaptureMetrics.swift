@@ -1,0 +1,72 @@
+import AudioGateCore
+import Prometheus
+import Synchronization
+
+/// The capture fan-out's Prometheus metrics and the send-delay summary shown in `/v1/status`.
+///
+/// Only client tasks record here; the capture thread never touches metrics.
+final class CaptureMetrics: Sendable {
+    /// Upper bounds of the send-delay histogram buckets.
+    static let delayBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(15), .milliseconds(20), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1),
+    ]
+
+    private let registry: PrometheusCollectorRegistry
+    private let subscribers: Gauge
+    private let formatSubscribers = Mutex<[AudioFormat: Gauge]>([:])
+    private let dropped: Counter
+    private let lost: Gauge
+    private let sendDelay: DurationHistogram
+    /// Fine-grained delay counts for percentiles in `/v1/status`.
+    let delays = CaptureDelayStats()
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        subscribers = registry.makeGauge(
+            name: "audiogate_capture_subscribers", help: "Connected capture clients (WebSocket and HTTP)")
+        dropped = registry.makeCounter(
+            name: "audiogate_capture_dropped_ms_total",
+            help: "Milliseconds of audio dropped from slow capture clients' queues")
+        lost = registry.makeGauge(
+            name: "audiogate_capture_lost_ms", help: "Milliseconds of capture lost to device xruns and outages")
+        sendDelay = registry.makeDurationHistogram(
+            name: "audiogate_capture_send_delay_seconds", buckets: Self.delayBuckets,
+            help: "Delay from a chunk's last sample being read from the device to its send")
+    }
+
+    /// Publishes subscriber counts, total and per client format.
+    func setSubscribers(_ counts: [AudioFormat: Int]) {
+        subscribers.set(to: Double(counts.values.reduce(0, +)))
+        formatSubscribers.withLock { gauges in
+            for format in Set(gauges.keys).union(counts.keys) {
+                let gauge = gauges[format] ?? registry.makeGauge(
+                    name: "audiogate_capture_format_subscribers",
+                    labels: [
+                        ("rate", String(format.rate)), ("channels", String(format.channels)),
+                        ("format", format.sampleFormat.rawValue),
+                    ],
+                    help: "Capture clients per client format")
+                gauges[format] = gauge
+                gauge.set(to: Double(counts[format] ?? 0))
+            }
+        }
+    }
+
+    /// Counts audio dropped from a client's queue.
+    func recordDropped(milliseconds: Int) {
+        dropped.increment(by: Int64(milliseconds))
+    }
+
+    /// Publishes the total capture lost to xruns and outages.
+    func setLost(milliseconds: Double) {
+        lost.set(to: milliseconds)
+    }
+
+    /// Records one chunk's read-to-send delay.
+    func recordSendDelay(nanoseconds: UInt64) {
+        sendDelay.record(.nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max)))))
+        delays.record(nanoseconds: nanoseconds)
+    }
+}

@@ -1,0 +1,230 @@
+import AudioGateCore
+import Synchronization
+
+/// One capture client's bounded queue of encoded audio plus its pending events.
+///
+/// The capture thread appends (never waiting on the client); the client's writer task awaits
+/// `next(into:)`. When the queue holds more than its bound, whole chunks are dropped from the old
+/// end, so chunks stay aligned and the client learns the amount from an `overrun` event.
+public final class CaptureSubscriber: Sendable {
+    /// How the client is connected (for status).
+    public enum Transport: String, Sendable {
+        case webSocket = "websocket"
+        case http
+    }
+
+    /// What the writer task is handed next.
+    public enum Event: Sendable, Equatable {
+        /// A full chunk, copied into the caller's buffer. `seq` counts chunks handed out from 0;
+        /// `timestamp` is the monotonic ns capture time of its first frame, `ready` the time the
+        /// period completing it was read from the device.
+        case chunk(seq: UInt64, timestamp: UInt64, ready: UInt64)
+        /// Audio dropped from this client's queue since the last report, in milliseconds.
+        case overrun(droppedMilliseconds: Int)
+        /// The capture device was lost or came back.
+        case device(DeviceMessage.State)
+        /// The capture level of the last 50 ms (only with `levels=true`).
+        case level(rms: Double, peak: Double)
+    }
+
+    /// Capture time bookkeeping of one queued chunk.
+    struct ChunkStamp: BitwiseCopyable {
+        var start: UInt64
+        var ready: UInt64
+    }
+
+    private struct State {
+        let bytes: RingBuffer<UInt8>
+        let stamps: RingBuffer<ChunkStamp>
+        /// Bytes of the chunk being filled (it sits after the complete chunks in `bytes`).
+        var openFill = 0
+        var openStart: UInt64 = 0
+        var pendingDroppedFrames = 0
+        var droppedFrames = 0
+        var deviceEvents: [DeviceMessage.State] = []
+        var pendingLevel: (rms: Double, peak: Double)?
+        var waiter: CheckedContinuation<Void, Never>?
+        var closed = false
+        var handedOut: UInt64 = 0
+
+        var hasWork: Bool {
+            closed || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil || !stamps.isEmpty
+        }
+
+        /// The stored waiter, to be resumed after the lock is released.
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    /// A number unique within the server, for status.
+    public let id: Int
+    /// What the client asked for.
+    public let parameters: CaptureParameters
+    /// WebSocket or HTTP.
+    public let transport: Transport
+    /// Complete chunks the queue holds before dropping the oldest.
+    public let capacityChunks: Int
+    let chunkBytes: Int
+    private let state: Mutex<State>
+
+    /// A queue of `queueMilliseconds` of audio, rounded up to whole chunks (at least 2).
+    init(id: Int, parameters: CaptureParameters, transport: Transport, queueMilliseconds: Int) {
+        self.id = id
+        self.parameters = parameters
+        self.transport = transport
+        let chunks = (max(queueMilliseconds, 1) + parameters.chunkMilliseconds - 1) / parameters.chunkMilliseconds
+        capacityChunks = max(chunks, 2)
+        chunkBytes = parameters.chunkBytes
+        // One chunk more than the bound: room for the chunk being filled.
+        state = Mutex(
+            State(
+                bytes: RingBuffer(capacity: (capacityChunks + 1) * parameters.chunkBytes),
+                stamps: RingBuffer(capacity: capacityChunks + 1)))
+        state.withLock { $0.deviceEvents.reserveCapacity(4) }
+    }
+
+    // MARK: - Capture thread side
+
+    /// Appends encoded frames whose first frame was captured at `start` (monotonic ns).
+    ///
+    /// Called on the capture thread: takes this subscriber's lock briefly and never waits on the client.
+    func append(_ bytes: UnsafeBufferPointer<UInt8>, start: Double, nanosecondsPerFrame: Double, ready: UInt64) {
+        let bytesPerFrame = parameters.format.bytesPerFrame
+        let chunkFrames = parameters.chunkFrames
+        let lent = CaptureBorrowedBuffer(bytes)
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let bytes = lent.buffer
+            guard !state.closed, let base = bytes.baseAddress else { return nil }
+            var offset = 0
+            var completed = false
+            while offset < bytes.count {
+                if state.openFill == 0 {
+                    let frame = Double(offset / bytesPerFrame)
+                    state.openStart = UInt64(max(0, start + frame * nanosecondsPerFrame))
+                }
+                let take = min(chunkBytes - state.openFill, bytes.count - offset)
+                state.bytes.write(UnsafeBufferPointer(start: base + offset, count: take))
+                state.openFill += take
+                offset += take
+                guard state.openFill == chunkBytes else { continue }
+                state.openFill = 0
+                completed = true
+                var stamp = ChunkStamp(start: state.openStart, ready: ready)
+                withUnsafePointer(to: &stamp) { _ = state.stamps.write(UnsafeBufferPointer(start: $0, count: 1)) }
+                if state.stamps.count > capacityChunks {
+                    // The oldest whole chunk goes, so the queue never holds more than its bound.
+                    state.bytes.discard(chunkBytes)
+                    state.stamps.discard(1)
+                    state.pendingDroppedFrames += chunkFrames
+                    state.droppedFrames += chunkFrames
+                }
+            }
+            guard completed else { return nil }
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    /// Queues a device event (deduplicated against the last queued one).
+    func deliver(_ device: DeviceMessage.State) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.deviceEvents.last != device else { return nil }
+            // A client that never reads must not grow this list: only the newest few matter.
+            if state.deviceEvents.count >= 8 { state.deviceEvents.removeFirst() }
+            state.deviceEvents.append(device)
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    /// Offers the newest level reading (replacing one not yet sent).
+    func deliverLevel(rms: Double, peak: Double) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.pendingLevel = (rms, peak)
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    // MARK: - Writer side
+
+    /// Waits for the next event; chunk bytes are copied into `buffer` (resized to one chunk).
+    ///
+    /// Returns nil once the subscriber is closed or the calling task is cancelled.
+    public func next(into buffer: inout [UInt8]) async -> Event? {
+        if buffer.count != chunkBytes { buffer = [UInt8](repeating: 0, count: chunkBytes) }
+        while true {
+            if Task.isCancelled { return nil }
+            let event = buffer.withUnsafeMutableBufferPointer { pointer in
+                let lent = CaptureBorrowedMutableBuffer(pointer)
+                return state.withLock { state -> Event?? in
+                    let destination = lent.buffer
+                    if state.closed { return .some(nil) }
+                    if !state.deviceEvents.isEmpty { return Event.device(state.deviceEvents.removeFirst()) }
+                    if state.pendingDroppedFrames > 0 {
+                        let frames = state.pendingDroppedFrames
+                        state.pendingDroppedFrames = 0
+                        let milliseconds = parameters.format.milliseconds(forFrames: frames)
+                        return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
+                    }
+                    if let level = state.pendingLevel {
+                        state.pendingLevel = nil
+                        return Event.level(rms: level.rms, peak: level.peak)
+                    }
+                    if !state.stamps.isEmpty {
+                        state.bytes.read(into: destination)
+                        var stamp = ChunkStamp(start: 0, ready: 0)
+                        withUnsafeMutablePointer(to: &stamp) {
+                            _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
+                        }
+                        let seq = state.handedOut
+                        state.handedOut += 1
+                        return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
+                    }
+                    return nil
+                }
+            }
+            if let event { return event }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { state -> Bool in
+                        if state.hasWork { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                close()
+            }
+        }
+    }
+
+    /// Ends the stream: a waiting `next` returns nil and appends are ignored.
+    public func close() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.closed = true
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    // MARK: - Status
+
+    /// Milliseconds of audio dropped because this client fell behind.
+    public var droppedMilliseconds: Double {
+        let frames = state.withLock { $0.droppedFrames }
+        return parameters.format.milliseconds(forFrames: frames)
+    }
+
+    /// Milliseconds of complete chunks waiting to be sent.
+    public var queuedMilliseconds: Double {
+        let chunks = state.withLock { $0.stamps.count }
+        return parameters.format.milliseconds(forFrames: chunks * parameters.chunkFrames)
+    }
+
+    /// Chunks handed to the writer so far.
+    public var sentChunks: UInt64 { state.withLock { $0.handedOut } }
+}

@@ -1,0 +1,83 @@
+import AudioGateCore
+import Hummingbird
+
+/// The query parameters of `POST /v1/playback` and the `/v1/playback` WebSocket, validated once.
+public struct PlaybackParameters: Sendable, Equatable {
+    /// Client sample rates accepted for raw PCM (WAV files carry their own, same bounds).
+    public static let rates = 8000...192_000
+    /// Sample formats accepted for raw PCM.
+    public static let formats: [SampleFormat] = [.s16le, .f32le]
+    /// Longest stream name.
+    public static let maximumStreamNameLength = 64
+
+    /// Format of raw PCM sent by the client.
+    public var format: AudioFormat
+    /// The stream the audio is queued on.
+    public var stream: String
+    /// `wait=true`: answer a POST only after its audio was heard.
+    public var wait: Bool
+
+    /// Defaults: 24 kHz mono s16le on stream `default`, no wait.
+    public init(format: AudioFormat = AudioFormat(rate: 24000, channels: 1, sampleFormat: .s16le), stream: String = "default", wait: Bool = false) {
+        self.format = format
+        self.stream = stream
+        self.wait = wait
+    }
+
+    /// Parses and validates `rate`, `channels`, `format`, `stream` and `wait`; other keys are ignored.
+    public init(query: [String: String]) throws(APIError) {
+        self.init()
+        if let text = query["rate"] {
+            guard let rate = Int(text), Self.rates.contains(rate) else {
+                throw APIError.parameter("rate", "an integer sample rate in Hz from 8000 to 192000")
+            }
+            format.rate = rate
+        }
+        if let text = query["channels"] {
+            guard let channels = Int(text), ClientFormats.channels.contains(channels) else {
+                throw APIError.parameter("channels", "1 or 2")
+            }
+            format.channels = channels
+        }
+        if let text = query["format"] {
+            guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
+                throw APIError.parameter("format", "s16le or f32le")
+            }
+            format.sampleFormat = sampleFormat
+        }
+        if let text = query["stream"] {
+            stream = try Self.validatedStreamName(text)
+        }
+        if let text = query["wait"] {
+            switch text.lowercased() {
+            case "true", "1", "yes": wait = true
+            case "false", "0", "no": wait = false
+            default: throw APIError.parameter("wait", "true or false")
+            }
+        }
+    }
+
+    /// Parses the query of a request.
+    public init(request: Request) throws(APIError) {
+        try self.init(query: Self.dictionary(request.uri.queryParameters))
+    }
+
+    /// A stream name: 1-64 characters of `A-Z a-z 0-9 . _ -`.
+    public static func validatedStreamName(_ name: String) throws(APIError) -> String {
+        let valid =
+            !name.isEmpty && name.utf8.count <= maximumStreamNameLength
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            }
+        guard valid else { throw APIError.parameter("stream", "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'") }
+        return name
+    }
+
+    /// The query as a plain dictionary (the last value wins for a repeated key).
+    static func dictionary(_ parameters: Parameters) -> [String: String] {
+        var result: [String: String] = [:]
+        for (key, value) in parameters { result[String(key)] = String(value) }
+        return result
+    }
+}

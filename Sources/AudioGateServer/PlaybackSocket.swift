@@ -1,0 +1,83 @@
+import AudioGateCore
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// One `/v1/playback` WebSocket: reads audio, marks and clears, writes the stream's events.
+struct PlaybackSocket {
+    let mixer: PlaybackMixer
+    let parameters: PlaybackParameters
+    let maxMessageBytes: Int
+    let logger: Logger
+
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let stream: PlaybackStream
+        do {
+            stream = try mixer.acquire(parameters.stream)
+        } catch {
+            try await outbound.write(.text(ErrorMessage(code: error.code.rawValue, message: error.message).json()))
+            try await outbound.close(.policyViolation, reason: "too many streams")
+            return
+        }
+        let listener = PlaybackListener()
+        stream.addListener(listener)
+        defer {
+            stream.removeListener(listener)
+            mixer.release(stream)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // The only writer of this socket: events from the device side and errors from the reader.
+                for await event in listener.events {
+                    try await outbound.write(.text(event.json))
+                }
+            }
+            defer { group.cancelAll() }
+            try await read(inbound: inbound, stream: stream, listener: listener)
+        }
+    }
+
+    private func read(inbound: WebSocketInboundStream, stream: PlaybackStream, listener: PlaybackListener) async throws {
+        let format = parameters.format
+        let bytesPerFrame = format.bytesPerFrame
+        var carry: [UInt8] = []
+        let mixFormat = mixer.mixFormatProvider
+        func queue(_ bytes: some Collection<UInt8>) async throws {
+            var pending = carry
+            pending.append(contentsOf: bytes)
+            let whole = pending.count - pending.count % bytesPerFrame
+            carry = Array(pending[whole...])
+            guard whole > 0 else { return }
+            pending.removeLast(pending.count - whole)
+            _ = try await stream.enqueue(pending, format: format, mixFormat: mixFormat)
+        }
+        do {
+            for try await message in inbound.messages(maxSize: maxMessageBytes) {
+                switch message {
+                case .binary(let buffer):
+                    try await queue(buffer.readableBytesView)
+                case .text(let text):
+                    let decoded: PlaybackClientMessage
+                    do throws(ProtocolError) {
+                        decoded = try PlaybackClientMessage.decode(text)
+                    } catch {
+                        listener.send(.error(code: error.code.rawValue, message: error.message))
+                        continue
+                    }
+                    switch decoded {
+                    case .audio(let data): try await queue(data)
+                    case .mark(let name): stream.addMark(name, listener: listener)
+                    case .clear:
+                        carry.removeAll()
+                        stream.clear()
+                    }
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+        // Let the writer deliver what is already queued (e.g. a final error) before the socket closes.
+        listener.finish()
+    }
+}

@@ -1,0 +1,153 @@
+import AudioGateCore
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// `POST /v1/playback`: a WAV file or raw PCM, played while it is still arriving.
+struct PlaybackUpload {
+    let mixer: PlaybackMixer
+    let parameters: PlaybackParameters
+
+    /// Most bytes buffered while looking for the end of a WAV header.
+    static let maximumHeaderBytes = 64 * 1024
+
+    struct Answer: Encodable {
+        var stream: String
+        var durationMs: Int
+        var queuedMs: Int
+        var playedMs: Int?
+    }
+
+    func run(request: Request) async throws -> Response {
+        try Self.checkContentType(request.headers[.contentType])
+        var body = request.body.makeAsyncIterator()
+        var head: [UInt8] = []
+        var startNanoseconds: UInt64 = 0
+        var ended = false
+        while head.count < 4, !ended {
+            if let buffer = try await body.next() {
+                if startNanoseconds == 0, buffer.readableBytes > 0 { startNanoseconds = MonotonicClock.nowNanoseconds() }
+                head.append(contentsOf: buffer.readableBytesView)
+            } else {
+                ended = true
+            }
+        }
+        guard !head.isEmpty else { throw APIError(.badBody, "the body is empty: send a WAV file or raw PCM") }
+
+        var format = parameters.format
+        var remaining: Int?
+        if head.starts(with: Array("RIFF".utf8)) {
+            while true {
+                do throws(WAVError) {
+                    let header = try WAVHeader.parse(head)
+                    format = header.format
+                    remaining = header.dataByteCount
+                    head.removeFirst(min(header.dataOffset, head.count))
+                    break
+                } catch where error.code == .truncated {
+                    guard head.count <= Self.maximumHeaderBytes else {
+                        throw APIError(.badBody, "no WAV data chunk within the first \(Self.maximumHeaderBytes) bytes")
+                    }
+                    guard !ended, let buffer = try await body.next() else {
+                        throw APIError(.badBody, "the WAV header is truncated: \(error.message)")
+                    }
+                    head.append(contentsOf: buffer.readableBytesView)
+                } catch {
+                    throw Self.apiError(error)
+                }
+            }
+        }
+
+        let stream = try mixer.acquire(parameters.stream)
+        defer { mixer.release(stream) }
+        let listener = PlaybackListener()
+        if parameters.wait { stream.addListener(listener) }
+        defer { if parameters.wait { stream.removeListener(listener) } }
+
+        let startPosition = stream.position
+        let mixFormat = mixer.mixFormatProvider
+        let bytesPerFrame = format.bytesPerFrame
+        var pending = head
+        var frames = 0
+        var probed = false
+        func flush(final: Bool) async throws {
+            var whole = pending.count - pending.count % bytesPerFrame
+            if let left = remaining { whole = min(whole, left - left % bytesPerFrame) }
+            guard whole > 0 else {
+                if final { pending.removeAll() }
+                return
+            }
+            if !probed {
+                probed = true
+                stream.addLatencyProbe(position: stream.position, startNanoseconds: startNanoseconds)
+            }
+            let chunk = Array(pending[0..<whole])
+            pending.removeFirst(whole)
+            if let left = remaining { remaining = left - whole }
+            frames += try await stream.enqueue(chunk, format: format, mixFormat: mixFormat)
+        }
+        try await flush(final: false)
+        while !ended, remaining.map({ $0 > 0 }) ?? true {
+            guard let buffer = try await body.next() else { break }
+            pending.append(contentsOf: buffer.readableBytesView)
+            // Small network pieces are batched into at least 10 ms so each write converts a useful amount.
+            if pending.count >= max(bytesPerFrame, format.rate / 100 * bytesPerFrame) { try await flush(final: false) }
+        }
+        try await flush(final: true)
+        guard frames > 0 else { throw APIError(.badBody, "the body holds no audio frames") }
+        stream.finishInput()
+        let endPosition = stream.position
+
+        var answer = Answer(
+            stream: stream.name, durationMs: Int((format.milliseconds(forFrames: frames)).rounded()),
+            queuedMs: Int(stream.queuedMilliseconds.rounded()))
+        if parameters.wait {
+            answer.playedMs = await waitUntilHeard(
+                listener: listener, stream: stream, start: startPosition, end: endPosition)
+        }
+        return try JSONResponse.make(answer)
+    }
+
+    /// Waits for the mark placed at the end of this upload (or a clear); returns ms of it heard.
+    private func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async -> Int {
+        stream.addMark("upload-end", listener: listener)
+        let rate = Double(max(stream.queued.rate, 1))
+        for await event in listener.events {
+            switch event {
+            case .mark:
+                return Int((Double(end - start) * 1000 / rate).rounded())
+            case .cleared(_, _, let renderedFrame):
+                let heard = min(max(renderedFrame, start), end) - start
+                return Int((Double(heard) * 1000 / rate).rounded())
+            default:
+                continue
+            }
+        }
+        return 0
+    }
+
+    /// Rejects media types that cannot be PCM; everything else is sniffed.
+    static func checkContentType(_ value: String?) throws(APIError) {
+        guard let value else { return }
+        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if type == "audio/l16" {
+            throw APIError(
+                .unsupportedMediaType,
+                "audio/L16 is big-endian (RFC 2586); send little-endian PCM as application/octet-stream or audio/pcm")
+        }
+        let accepted: Set<String> = ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/pcm", "audio/raw"]
+        if type.hasPrefix("audio/"), !accepted.contains(type) {
+            throw APIError(.unsupportedMediaType, "\(type) is not supported: send WAV (audio/wav) or raw PCM (application/octet-stream)")
+        }
+    }
+
+    /// Maps a WAV problem to its status: 415 for encodings we cannot play, 400 for broken files.
+    static func apiError(_ error: WAVError) -> APIError {
+        switch error.code {
+        case .unsupportedEncoding, .unsupportedBitDepth:
+            APIError(.unsupportedMediaType, error.message)
+        default:
+            APIError(.badBody, error.message)
+        }
+    }
+}

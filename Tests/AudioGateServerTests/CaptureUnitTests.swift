@@ -1,0 +1,120 @@
+import AudioGateCore
+@testable import AudioGateServer
+import Testing
+
+@Suite("capture parameters and subscriber queue")
+struct CaptureUnitTests {
+    @Test("defaults are 16 kHz mono s16le, 20 ms binary chunks")
+    func defaults() throws {
+        let parameters = try CaptureParameters(query: [:])
+        #expect(parameters.format == AudioFormat(rate: 16000, channels: 1, sampleFormat: .s16le))
+        #expect(parameters.chunkMilliseconds == 20)
+        #expect(parameters.chunkBytes == 640)
+        #expect(parameters.encoding == .binary)
+        #expect(parameters.container == .raw)
+        #expect(parameters.seconds == nil)
+    }
+
+    @Test("every listed rate, both formats and both channel counts are accepted")
+    func accepted() throws {
+        for rate in ClientFormats.captureRates {
+            for format in ["s16le", "f32le"] {
+                let parameters = try CaptureParameters(query: [
+                    "rate": "\(rate)", "format": format, "channels": "2", "chunk_ms": "10", "encoding": "json",
+                    "levels": "true", "container": "wav", "seconds": "1.5", "token": "ignored",
+                ])
+                #expect(parameters.format.rate == rate)
+                #expect(parameters.totalFrames == Int((1.5 * Double(rate)).rounded()))
+            }
+        }
+    }
+
+    @Test(
+        "bad values name the parameter",
+        arguments: [
+            ("rate", "12345"), ("rate", "abc"), ("channels", "7"), ("channels", "0"), ("format", "mp3"),
+            ("format", "s24le"), ("chunk_ms", "0"), ("chunk_ms", "201"), ("chunk_ms", "9"), ("encoding", "xml"),
+            ("levels", "maybe"), ("container", "ogg"), ("seconds", "0"), ("seconds", "-1"), ("seconds", "nan"),
+            ("seconds", "1e9"),
+        ])
+    func rejected(name: String, value: String) {
+        #expect {
+            try CaptureParameters(query: [name: value])
+        } throws: { error in
+            guard let error = error as? APIError else { return false }
+            return error.code == .badParameter && error.message.contains("'\(name)'")
+        }
+    }
+
+    @Test("chunks at 11025 Hz round to whole frames")
+    func fractionalChunk() throws {
+        let parameters = try CaptureParameters(query: ["rate": "11025", "chunk_ms": "10"])
+        #expect(parameters.chunkFrames == 110)
+    }
+
+    @Test("a full queue drops whole chunks from the old end and reports them once")
+    func dropOldest() async throws {
+        let parameters = try CaptureParameters(query: ["chunk_ms": "10"])  // 160 frames, 320 bytes
+        let subscriber = CaptureSubscriber(id: 1, parameters: parameters, transport: .webSocket, queueMilliseconds: 50)
+        #expect(subscriber.capacityChunks == 5)
+        // 8 chunks, each chunk's bytes set to its index, in blocks that do not align with chunks.
+        var bytes: [UInt8] = []
+        for chunk in 0..<8 { bytes += [UInt8](repeating: UInt8(chunk), count: 320) }
+        var offset = 0
+        let framePeriod = 1e9 / 16000
+        while offset < bytes.count {
+            let end = min(offset + 300, bytes.count)
+            bytes[offset..<end].withUnsafeBufferPointer { block in
+                subscriber.append(block, start: Double(offset / 2) * framePeriod, nanosecondsPerFrame: framePeriod, ready: 7)
+            }
+            offset = end
+        }
+        var buffer: [UInt8] = []
+        #expect(await subscriber.next(into: &buffer) == .overrun(droppedMilliseconds: 30))
+        for expected in 3..<8 {
+            let event = await subscriber.next(into: &buffer)
+            guard case .chunk(let seq, let timestamp, let ready) = event else {
+                Issue.record("expected a chunk, got \(String(describing: event))")
+                return
+            }
+            #expect(seq == UInt64(expected - 3))
+            #expect(abs(Double(timestamp) - Double(expected * 160) * framePeriod) <= 1)
+            #expect(ready == 7)
+            #expect(buffer == [UInt8](repeating: UInt8(expected), count: 320))
+        }
+        #expect(subscriber.droppedMilliseconds == 30)
+        #expect(subscriber.queuedMilliseconds == 0)
+    }
+
+    @Test("device events are deduplicated and come before queued audio; close ends the wait")
+    func events() async throws {
+        let subscriber = CaptureSubscriber(
+            id: 1, parameters: try CaptureParameters(query: [:]), transport: .webSocket, queueMilliseconds: 1000)
+        subscriber.deliver(.lost)
+        subscriber.deliver(.lost)
+        subscriber.deliver(.restored)
+        var buffer: [UInt8] = []
+        #expect(await subscriber.next(into: &buffer) == .device(.lost))
+        #expect(await subscriber.next(into: &buffer) == .device(.restored))
+        let waiter = Task {
+            var buffer: [UInt8] = []
+            return await subscriber.next(into: &buffer)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        subscriber.close()
+        #expect(await waiter.value == nil)
+    }
+
+    @Test("a cancelled waiter returns nil")
+    func cancellation() async throws {
+        let subscriber = CaptureSubscriber(
+            id: 1, parameters: try CaptureParameters(query: [:]), transport: .http, queueMilliseconds: 1000)
+        let waiter = Task {
+            var buffer: [UInt8] = []
+            return await subscriber.next(into: &buffer)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A browser-like client with full control of Host and Origin: curl, run as a separate process.
+enum Curl {
+    struct Result {
+        var status: Int
+        var headers: String
+        var body: String
+    }
+
+    /// Runs curl against 127.0.0.1:`port` and returns the status line's code, headers and body.
+    static func request(port: Int, path: String, method: String = "GET", headers: [String] = [], body: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var arguments = ["curl", "-s", "-i", "--max-time", "5", "-X", method]
+        for header in headers { arguments += ["-H", header] }
+        if let body { arguments += ["--data-binary", body] }
+        arguments.append("http://127.0.0.1:\(port)\(path)")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts.first ?? ""
+        let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return Result(status: status, headers: head, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    /// Headers of a WebSocket upgrade request.
+    static let upgrade = [
+        "Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    ]
+}
