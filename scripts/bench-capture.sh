@@ -44,13 +44,14 @@ sample_server() {
 }
 
 run() {
-    local clients="$1" samples summary
+    local clients="$1" processes="$2" samples summary
     samples="$(mktemp)"
     sample_server "$samples" &
     local sampler=$!
     summary="$("$python" scripts/bench_capture.py \
         --url "ws://127.0.0.1:$port/v1/capture?rate=16000&chunk_ms=20&encoding=json" \
-        --clients "$clients" --seconds "$seconds")"
+        --clients "$clients" --seconds "$seconds" --processes "$processes" \
+        --status-url "http://127.0.0.1:$port/v1/status")"
     kill "$sampler" 2>/dev/null || true
     wait "$sampler" 2>/dev/null || true
     local cpu rss
@@ -66,8 +67,8 @@ print(json.dumps(s))
 PY
 }
 
-one="$(run 1)"
-hundred="$(run 100)"
+one="$(run 1 1)"
+hundred="$(run 100 4)"
 echo "$one"
 echo "$hundred"
 
@@ -77,9 +78,10 @@ one, hundred, seconds = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.ar
 cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
 cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 def row(s):
-    return (f"| {s['clients']} | {s['chunks_min']}/{s['chunks_expected']} | {s['seq_gaps']} | {s['overruns']} | "
+    send = s.get("server_send_delay") or {}
+    return (f"| {s['clients']} | {s['processes']} | {s['chunks_min']}/{s['chunks_expected']} | {s['seq_gaps']} | {s['overruns']} | "
             f"{s['server_cpu_percent_median']} | {s['server_rss_mib_max']} | {s['delay_ms_p50']} | {s['delay_ms_p99']} | "
-            f"{s['delay_ms_max']} | {s['steal_percent']} |")
+            f"{s['delay_ms_max']} | {send.get('p50_ms')} | {send.get('p99_ms')} | {s['steal_percent']} |")
 print(f"""# Capture fan-out benchmark
 
 Release build, capture device `pulse` (PulseAudio null-sink monitor, 48 kHz), WebSocket clients at
@@ -92,10 +94,13 @@ Produced by `scripts/bench-capture.sh` (load generator: `scripts/bench_capture.p
 - delay: client arrival time (`time.monotonic()`, CLOCK_MONOTONIC) minus the chunk's last captured
   sample (`timestamp_ms` + 20 ms), over every chunk of every client. It includes the sound server's
   own capture buffering as far as `snd_pcm_delay` reports it, the fan-out, and the client's event loop.
+  The clients run in several Python processes (column "procs") so one event loop does not queue them.
+- server send delay: the server's own histogram (`/v1/status` `capture.send_delay`) from the read of
+  a chunk's last sample on the capture thread to the chunk being handed to the socket.
 - steal: hypervisor steal over the run, from `/proc/stat`.
 
-| clients | chunks (min/expected) | seq gaps | overruns | server CPU % (median) | RSS MiB (max) | delay p50 ms | delay p99 ms | delay max ms | steal % |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| clients | procs | chunks (min/expected) | seq gaps | overruns | server CPU % (median) | RSS MiB (max) | delay p50 ms | delay p99 ms | delay max ms | server send p50 ms | server send p99 ms | steal % |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {row(one)}
 {row(hundred)}
 

@@ -7,10 +7,14 @@ sample (timestamp_ms + chunk duration, on the server's CLOCK_MONOTONIC) to its a
 (time.monotonic(), also CLOCK_MONOTONIC on Linux), plus hypervisor steal over the run.
 
     .venv/bin/python scripts/bench_capture.py --url ws://127.0.0.1:8750/v1/capture --clients 100 --seconds 30
+
+With --processes K the clients are spread over K processes, so one Python event loop parsing
+thousands of messages a second does not add its own queueing to the measured delay.
 """
 import argparse
 import asyncio
 import json
+import multiprocessing
 import statistics
 import time
 
@@ -68,30 +72,59 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
 
 
-async def main():
+async def run_clients(url, seconds, count):
+    barrier = asyncio.Barrier(count)
+    results = [None] * count
+    await asyncio.gather(*(client(url, seconds, barrier, results, i) for i in range(count)))
+    return results
+
+
+def worker(url, seconds, count, start_at, queue):
+    # Every process starts receiving at the same wall-clock moment.
+    time.sleep(max(0.0, start_at - time.time()))
+    queue.put(asyncio.run(run_clients(url, seconds, count)))
+
+
+def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="ws://127.0.0.1:8750/v1/capture?rate=16000&chunk_ms=20&encoding=json")
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--status-url", default=None, help="the server's /v1/status, to report its own send delay")
     args = parser.parse_args()
     url = args.url
     if "encoding=" not in url:
         url += ("&" if "?" in url else "?") + "encoding=json"
 
-    barrier = asyncio.Barrier(args.clients)
-    results = [None] * args.clients
+    processes = max(1, min(args.processes, args.clients))
+    shares = [args.clients // processes + (1 if i < args.clients % processes else 0) for i in range(processes)]
+    queue = multiprocessing.Queue()
+    start_at = time.time() + 1.0
     steal_before = read_steal()
     started = time.monotonic()
-    await asyncio.gather(*(client(url, args.seconds, barrier, results, i) for i in range(args.clients)))
+    workers = [multiprocessing.Process(target=worker, args=(url, args.seconds, n, start_at, queue)) for n in shares]
+    for w in workers:
+        w.start()
+    results = [r for _ in workers for r in queue.get()]
+    for w in workers:
+        w.join()
     elapsed = time.monotonic() - started
     steal_after = read_steal()
     total = steal_after[1] - steal_before[1]
     steal = 100.0 * (steal_after[0] - steal_before[0]) / total if total > 0 else 0.0
 
+    server_send_delay = None
+    if args.status_url:
+        import urllib.request
+        with urllib.request.urlopen(args.status_url) as response:
+            server_send_delay = json.load(response)["capture"].get("send_delay")
+
     delays = [d for r in results for d in r["delays"]]
     expected_chunks = args.seconds * 1000 / results[0]["chunk_ms"]
     summary = dict(
         clients=args.clients,
+        processes=processes,
         seconds=args.seconds,
         url=url,
         elapsed_s=round(elapsed, 2),
@@ -105,10 +138,11 @@ async def main():
         delay_ms_p50=round(percentile(delays, 50), 2) if delays else None,
         delay_ms_p99=round(percentile(delays, 99), 2) if delays else None,
         delay_ms_max=round(max(delays), 2) if delays else None,
+        server_send_delay=server_send_delay,
         steal_percent=round(steal, 2),
     )
     print(json.dumps(summary))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

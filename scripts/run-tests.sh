@@ -3,6 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
+# Name the test card's sound server outright: libpulse otherwise spends most of a second looking
+# for it on every device open.
+if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n "$server" ]]; then
+    export PULSE_SERVER="unix:$server"
+fi
 swift build --build-tests
 scripts/check-openapi.sh
 # Real-time suites share one sound card: run tests one at a time.

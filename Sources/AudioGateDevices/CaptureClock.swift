@@ -5,7 +5,7 @@
 /// from an anchor, slewed slowly toward the measurements so clock drift cannot accumulate, and
 /// re-anchored when they disagree by more than `resyncNanoseconds` (after an xrun, a stall, a reopen).
 struct CaptureClock {
-    static let resyncNanoseconds: Int64 = 20_000_000
+    static let resyncNanoseconds: Int64 = 100_000_000
     /// Share of the measured error corrected per read.
     static let slew = 0.01
 

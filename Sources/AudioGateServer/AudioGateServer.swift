@@ -55,14 +55,35 @@ public struct AudioGateServer: Sendable {
             logger: logger)
     }
 
-    /// The checks a WebSocket upgrade must pass before the upgrader sees it (see `UpgradeGuard`).
+    /// The checks a WebSocket upgrade must pass before the upgrader sees it (see `UpgradeGuard`):
+    /// the security policy, then the route's own query parameters and capacity.
     func upgradeCheck() -> UpgradeGuard.Check {
         let policy = SecurityPolicy(configuration: configuration)
+        let hub = engine.captureHub
         return { path, query, host, headers in
-            let queryParameters = URI("?" + (query ?? "")).queryParameters
-            return policy.refusal(
+            let parameters = URI("?" + (query ?? "")).queryParameters
+            if let refusal = policy.refusal(
                 path: path, host: host, origin: headers[.origin], authorization: headers[.authorization],
-                queryToken: queryParameters.get("token"))
+                queryToken: parameters.get("token"))
+            {
+                return refusal
+            }
+            var dictionary: [String: String] = [:]
+            for (key, value) in parameters { dictionary[String(key)] = String(value) }
+            do throws(APIError) {
+                switch path {
+                case "/v1/capture":
+                    _ = try CaptureParameters(query: dictionary)
+                    try hub.checkCapacity()
+                case "/v1/playback":
+                    _ = try PlaybackParameters(query: dictionary)
+                default:
+                    break
+                }
+            } catch {
+                return error
+            }
+            return nil
         }
     }
 }

@@ -7,11 +7,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = APIError(mapping: error)
+            var apiError = APIError(mapping: error)
+            let allow = apiError.code == .notFound ? RouteTable.allow(request.uri.path, method: request.method) : nil
+            if let allow {
+                apiError = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.uri.path); use \(allow)")
+            }
             if apiError.code == .internalError {
                 context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             }
-            return try apiError.response(from: request, context: context)
+            var response = try apiError.response(from: request, context: context)
+            if let allow { response.headers[.allow] = allow }
+            return response
         }
     }
 }

@@ -36,6 +36,9 @@ struct PlaybackUpload {
 
         var format = parameters.format
         var remaining: Int?
+        if Self.declaresWAV(request.headers[.contentType]), !head.starts(with: Array("RIFF".utf8)) {
+            throw APIError(.badBody, "the body is labelled audio/wav but does not start with a RIFF header")
+        }
         if head.starts(with: Array("RIFF".utf8)) {
             while true {
                 do throws(WAVError) {
@@ -124,6 +127,13 @@ struct PlaybackUpload {
             }
         }
         return 0
+    }
+
+    /// True when the Content-Type says WAV.
+    static func declaresWAV(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(type)
     }
 
     /// Rejects media types that cannot be PCM; everything else is sniffed.

@@ -122,7 +122,7 @@ struct CapturedStream: Sendable {
 }
 
 enum CaptureClient {
-    /// Receives from `/v1/capture?query` until `done` holds or `seconds` pass, then closes.
+    /// Receives from `/v1/capture?query` until `done` holds or `seconds` pass after the first message, then closes.
     ///
     /// `delayReading` keeps the client from reading at all for that long first (a stalled client).
     static func receive(
@@ -132,16 +132,25 @@ enum CaptureClient {
         let box = Locked(CapturedStream())
         try await client.ws("/v1/capture?\(query)") { inbound, _, _ in
             if delayReading > 0 { try await Task.sleep(for: .seconds(delayReading)) }
-            let deadline = MonotonicClock.nowMilliseconds() + seconds * 1000
+            // Opening the sound server's device takes a second or more when the server has just
+            // started: the time counts from the first audio (or event) after `start`.
+            var deadline: Double?
             for try await message in inbound.messages(maxSize: 1 << 22) {
+                let now = MonotonicClock.nowMilliseconds()
+                if deadline == nil, !Self.isStart(message) { deadline = now + seconds * 1000 }
                 let finished = box.withLock { stream in
                     stream.add(message)
                     return done(stream)
                 }
-                if finished || MonotonicClock.nowMilliseconds() > deadline { break }
+                if finished || now > deadline ?? .infinity { break }
             }
         }
         return box.value
+    }
+
+    static func isStart(_ message: WebSocketMessage) -> Bool {
+        if case .text(let text) = message { return text.hasPrefix("{\"type\":\"start\"") }
+        return false
     }
 }
 
