@@ -1,5 +1,6 @@
 import AudioGateCore
 import Hummingbird
+import ServiceLifecycle
 import NIOCore
 
 /// `GET /v1/capture`: live audio as a raw or WAV HTTP body, for curl and scripts.
@@ -28,19 +29,24 @@ struct CaptureHTTPStream: Sendable {
             if !header.isEmpty { try await writer.write(ByteBuffer(bytes: header)) }
             var remaining = dataBytes ?? Int.max
             var chunk: [UInt8] = []
-            while remaining > 0, let event = await subscriber.next(into: &chunk) {
-                switch event {
-                case .chunk(_, _, let ready):
-                    let count = min(remaining, chunk.count)
-                    try await writer.write(ByteBuffer(bytes: chunk[0..<count]))
-                    remaining -= count
-                    let now = MonotonicClock.nowNanoseconds()
-                    hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
-                case .overrun(let milliseconds):
-                    hub.metrics.recordDropped(milliseconds: milliseconds)
-                case .device, .level:
-                    break
+            // A server shutting down ends endless streams instead of waiting for the client to leave.
+            try await withGracefulShutdownHandler {
+                while remaining > 0, let event = await subscriber.next(into: &chunk) {
+                    switch event {
+                    case .chunk(_, _, let ready):
+                        let count = min(remaining, chunk.count)
+                        try await writer.write(ByteBuffer(bytes: chunk[0..<count]))
+                        remaining -= count
+                        let now = MonotonicClock.nowNanoseconds()
+                        hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+                    case .overrun(let milliseconds):
+                        hub.metrics.recordDropped(milliseconds: milliseconds)
+                    case .device, .level:
+                        break
+                    }
                 }
+            } onGracefulShutdown: {
+                subscriber.close()
             }
             try await writer.finish(nil)
         }

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// One `/v1/capture` WebSocket: `start`, then chunks and events from the client's subscriber.
 struct CaptureWebSocket: Sendable {
@@ -31,6 +32,19 @@ struct CaptureWebSocket: Sendable {
             format: parameters.format.sampleFormat, chunkMs: parameters.chunkMilliseconds)
         try await outbound.write(.text(start.json()))
 
+        let channel = context.requestContext.channel
+        await withGracefulShutdownHandler {
+            await serve(subscriber, inbound: inbound, outbound: outbound, context: context)
+        } onGracefulShutdown: {
+            GoingAway.send(on: channel)
+            subscriber.close()
+        }
+    }
+
+    private func serve(
+        _ subscriber: CaptureSubscriber, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        context: WebSocketRouterContext<AudioGateRequestContext>
+    ) async {
         await withTaskGroup(of: Void.self) { group in
             // Reading keeps pings and the close handshake working; the client has nothing to say.
             group.addTask {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import ServiceLifecycle
 
 extension AudioGateServer {
     /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and the `/v1/playback` WebSocket.
@@ -58,10 +59,15 @@ extension AudioGateServer {
             },
             onUpgrade: { inbound, outbound, context in
                 let parameters = try PlaybackParameters(request: context.request)
-                try await PlaybackSocket(
-                    mixer: mixer, parameters: parameters, maxMessageBytes: limits.maxWebSocketMessageBytes,
-                    logger: context.logger
-                ).run(inbound: inbound, outbound: outbound)
+                let channel = context.requestContext.channel
+                try await withGracefulShutdownHandler {
+                    try await PlaybackSocket(
+                        mixer: mixer, parameters: parameters, maxMessageBytes: limits.maxWebSocketMessageBytes,
+                        logger: context.logger
+                    ).run(inbound: inbound, outbound: outbound)
+                } onGracefulShutdown: {
+                    GoingAway.send(on: channel)
+                }
             })
     }
 }
