@@ -38,7 +38,7 @@ struct CaptureHTTPTests {
                 path,
             ]
             try check.run()
-            check.waitUntilExit()
+            while check.isRunning { usleep(5000) }
             #expect(check.terminationStatus == 0)
         }
     }

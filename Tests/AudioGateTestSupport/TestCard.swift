@@ -38,7 +38,8 @@ public enum TestCard {
         } catch {
             return 127
         }
-        process.waitUntilExit()
+        // Polled: waitUntilExit off the main thread spins a run loop at full CPU.
+        while process.isRunning { usleep(5000) }
         return process.terminationStatus
     }
 }
