@@ -6,7 +6,7 @@
 The abusers: WebSockets that send garbage text, binary junk and half frames, messages of 10 MB,
 playback sockets that never read, raw TCP that sends half an HTTP request and stalls, and plain
 HTTP garbage. The well-behaved client (16 kHz, 20 ms chunks, encoding=json) must receive every
-chunk: no seq gap, no overrun, chunk count within 2% of real time. Prints a JSON summary; exits 1
+chunk: no seq gap, no overrun, and at least 98% of real time's chunk count in the window. Prints a JSON summary; exits 1
 if the good client was disturbed or the server stopped answering.
 """
 import argparse
@@ -136,7 +136,8 @@ async def main():
         good_overruns=good["overruns"], server_healthy_after=healthy,
         steal_percent=round(100 * (steal_after[0] - steal_before[0]) / max(1, steal_after[1] - steal_before[1]), 2))
     print(json.dumps(summary))
-    ok = healthy and good["gaps"] == 0 and good["overruns"] == 0 and abs(good["chunks"] - expected) <= 0.02 * expected + 2
+    # Every chunk arrived (gapless seq, no overrun) and the client kept up with real time.
+    ok = healthy and good["gaps"] == 0 and good["overruns"] == 0 and good["chunks"] >= 0.98 * expected - 2
     raise SystemExit(0 if ok else 1)
 
 

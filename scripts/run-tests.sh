@@ -12,4 +12,5 @@ swift build --build-tests
 scripts/check-openapi.sh
 # Real-time suites share one sound card: run tests one at a time.
 swift test --skip-build --no-parallel "$@"
+scripts/check-abuse.sh
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py

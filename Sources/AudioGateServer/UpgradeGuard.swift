@@ -3,22 +3,22 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// Answers refused WebSocket upgrades with the real status and JSON error.
+/// Lets refused WebSocket upgrades get the real status and JSON error.
 ///
 /// The WebSocket upgrader can only refuse with an empty 400, which would turn a 403 (foreign
 /// Origin), 421 (foreign Host), 401 (token) or a bad query parameter into a puzzle for the client.
-/// This handler sits in front of the upgrader, checks the upgrade request with the same rules the
-/// HTTP routes use, and answers refusals itself; accepted upgrades pass and it leaves the pipeline.
+/// This handler sits in front of the upgrader and checks the upgrade request with the same rules
+/// the HTTP routes use. A request that would be refused loses its Upgrade header, so it travels the
+/// plain HTTP path, where the router refuses it with the same error as any other request; accepted
+/// upgrades pass untouched and the handler leaves the pipeline.
 final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
 
     /// Returns the error to answer an upgrade request with, or nil to let it through.
     typealias Check = @Sendable (_ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields) -> APIError?
 
     private let check: Check
-    private var discarding = false
 
     init(check: @escaping Check) {
         self.check = check
@@ -33,32 +33,18 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             let (path, query) = Self.split(head.uri)
-            if let error = check(path, query, head.headers["host"].first, Self.fields(head.headers)) {
-                discarding = true
-                refuse(context: context, error: error, version: head.version)
+            if check(path, query, head.headers["host"].first, Self.fields(head.headers)) != nil {
+                var plain = head
+                plain.headers.remove(name: "upgrade")
+                plain.headers.replaceOrAdd(name: "connection", value: "close")
+                context.fireChannelRead(wrapInboundOut(.head(plain)))
                 return
             }
             context.fireChannelRead(data)
             // What follows is the upgrade's end part, then WebSocket frames this handler cannot read.
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         case .body, .end:
-            if !discarding { context.fireChannelRead(data) }
-        }
-    }
-
-    private func refuse(context: ChannelHandlerContext, error: APIError, version: HTTPVersion) {
-        let body = ByteBuffer(string: error.json)
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "Connection", value: "close")
-        if error.code == .unauthorized { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"audiogate\"") }
-        let head = HTTPResponseHead(
-            version: version, status: HTTPResponseStatus(statusCode: Int(error.status.code)), headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            context.close(promise: nil)
+            context.fireChannelRead(data)
         }
     }
 
