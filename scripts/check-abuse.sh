@@ -9,7 +9,8 @@ ulimit -n 8192 2>/dev/null || true
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/v1/status" 2>/dev/null | grep -q '"capture":{[^}]*"state":"running"' && break
+    curl -fs "http://127.0.0.1:$port/v1/status" 2>/dev/null |
+        .venv/bin/python -c 'import json,sys; sys.exit(json.load(sys.stdin)["capture"]["state"] != "running")' 2>/dev/null && break
     sleep 0.1
 done
 summary="$(.venv/bin/python scripts/abuse.py --port "$port" --connections 500 --seconds 15)" && status=0 || status=$?
