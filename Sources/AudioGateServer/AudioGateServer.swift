@@ -38,8 +38,13 @@ public struct AudioGateServer: Sendable {
     public func makeApplication() -> some ApplicationProtocol {
         let router = makeRouter()
         let webSocketResponder = router.buildResponder()
+        let limits = configuration.limits
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            ws: .init(maxFrameSize: configuration.limits.maxWebSocketMessageBytes))
+            http1: .init(
+                idleTimeout: .seconds(Int64(limits.idleTimeoutSeconds)),
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes)),
+            ws: .init(maxFrameSize: limits.maxWebSocketMessageBytes))
         let check = upgradeCheck()
         return Application(
             router: router,

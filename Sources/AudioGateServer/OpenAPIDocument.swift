@@ -16,9 +16,9 @@ info:
 
     **Errors.** Every error is JSON, `{"error":{"code":"snake_case_code","message":"human sentence"}}`,
     with the fitting status: 400 bad parameter or body, 401 token, 403 origin, 404 unknown path,
-    413 body too large, 415 media type, 421 host, 429 a server-wide limit is reached. Bad input never
-    causes a 5xx. A method a path does not serve answers 404 `not_found` (the router does not tell a
-    wrong method from a wrong path).
+    405 a method the path does not serve (with an `Allow` header), 413 body too large, 415 media
+    type, 421 host, 429 a server-wide limit is reached. Bad input never causes a 5xx. A refused
+    WebSocket upgrade gets the same JSON error as the plain request would.
 
     **Security defaults.** The server binds 127.0.0.1 unless `--host` says otherwise. On every
     request, in this order:
@@ -35,7 +35,12 @@ info:
     **Limits** (reported by `GET /v1/info` under `limits`): 256 capture clients (HTTP and
     WebSocket together), 1000 ms of audio queued per capture client before its oldest audio is
     dropped, 32 playback streams, 60 s of audio queued per playback stream (more waits: the upload
-    is slowed by TCP flow control), 1 MiB per WebSocket message.
+    is slowed by TCP flow control, which also bounds the request body rate), 1 MiB per WebSocket
+    message, 16 KiB of request headers, 60 s idle (or trickling) before a connection is closed.
+    Each is a command-line flag (`audiogate serve --help`).
+
+    **Shutdown.** On SIGTERM or SIGINT the server stops accepting, ends endless capture streams,
+    closes WebSockets with 1001 (going away) and exits 0 within 2 s.
 
     **Content types.** Raw PCM is `application/octet-stream` (or `audio/pcm`), interleaved,
     little-endian. `audio/L16` is refused (RFC 2586 L16 is big-endian). WAV is `audio/wav`.
@@ -179,6 +184,8 @@ paths:
                   max_playback_streams: 32
                   playback_queue_seconds: 60
                   max_websocket_message_bytes: 1048576
+                  max_header_bytes: 16384
+                  idle_timeout_seconds: 60
         "401":
           $ref: "#/components/responses/Unauthorized"
         "403":
@@ -1010,7 +1017,7 @@ components:
           type: integer
     Limits:
       type: object
-      required: [max_capture_clients, capture_queue_ms, max_playback_streams, playback_queue_seconds, max_websocket_message_bytes]
+      required: [max_capture_clients, capture_queue_ms, max_playback_streams, playback_queue_seconds, max_websocket_message_bytes, max_header_bytes, idle_timeout_seconds]
       properties:
         max_capture_clients:
           type: integer
@@ -1026,7 +1033,15 @@ components:
           description: Audio one playback stream may hold queued; more waits (flow control).
         max_websocket_message_bytes:
           type: integer
-          description: Largest WebSocket message accepted (larger closes with 1009).
+          description: Largest WebSocket message accepted (larger closes with 1009). Flag --max-message-bytes.
+        max_header_bytes:
+          type: integer
+          description: Largest request header block; a larger one closes the connection. Flag --max-header-bytes.
+        idle_timeout_seconds:
+          type: integer
+          description: >-
+            Seconds a connection may sit idle between requests, or trickle a request, before it is
+            closed (slow-client protection; a streaming response is never cut). Flag --idle-timeout.
     Info:
       type: object
       required: [version, capture, playback, client, limits]

@@ -39,6 +39,10 @@ public struct ServerConfiguration: Sendable {
         public var playbackQueueSeconds = 60
         /// Largest WebSocket message accepted.
         public var maxWebSocketMessageBytes = 1 << 20
+        /// Largest request header block (one field or all fields together).
+        public var maxHeaderBytes = 16 << 10
+        /// Seconds a connection may sit idle (or trickle a request) before it is closed.
+        public var idleTimeoutSeconds = 60
 
         public init() {}
 
@@ -48,6 +52,8 @@ public struct ServerConfiguration: Sendable {
             case maxPlaybackStreams = "max_playback_streams"
             case playbackQueueSeconds = "playback_queue_seconds"
             case maxWebSocketMessageBytes = "max_websocket_message_bytes"
+            case maxHeaderBytes = "max_header_bytes"
+            case idleTimeoutSeconds = "idle_timeout_seconds"
         }
     }
 

@@ -43,6 +43,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Resampler quality: fastest, medium or best (libsamplerate sinc). [env AUDIOGATE_RESAMPLER]")
     var resampler: String = Environment.string("resampler") ?? "fastest"
 
+    @Option(help: "Most capture clients at once (WebSocket and HTTP); more get 429. [env AUDIOGATE_MAX_CAPTURE_CLIENTS]")
+    var maxCaptureClients: Int = Environment.int("max-capture-clients") ?? 256
+
+    @Option(help: "Audio a capture client may fall behind, in ms, before its oldest audio is dropped. [env AUDIOGATE_CAPTURE_QUEUE_MS]")
+    var captureQueueMs: Int = Environment.int("capture-queue-ms") ?? 1000
+
+    @Option(help: "Most playback streams at once; more get 429. [env AUDIOGATE_MAX_PLAYBACK_STREAMS]")
+    var maxPlaybackStreams: Int = Environment.int("max-playback-streams") ?? 32
+
+    @Option(help: "Audio one playback stream may hold queued, in seconds; beyond it the server stops reading that client. [env AUDIOGATE_PLAYBACK_QUEUE_SECONDS]")
+    var playbackQueueSeconds: Int = Environment.int("playback-queue-seconds") ?? 60
+
+    @Option(help: "Largest WebSocket message in bytes; larger ones close the socket with 1009. [env AUDIOGATE_MAX_MESSAGE_BYTES]")
+    var maxMessageBytes: Int = Environment.int("max-message-bytes") ?? (1 << 20)
+
+    @Option(help: "Largest request header block in bytes. [env AUDIOGATE_MAX_HEADER_BYTES]")
+    var maxHeaderBytes: Int = Environment.int("max-header-bytes") ?? (16 << 10)
+
+    @Option(help: "Seconds a connection may idle or trickle a request body before it is closed. [env AUDIOGATE_IDLE_TIMEOUT]")
+    var idleTimeout: Int = Environment.int("idle-timeout") ?? 60
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
     var logLevel: String = Environment.string("log-level") ?? "info"
 
@@ -54,6 +75,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard Resampler.Quality(rawValue: resampler) != nil else {
             throw ValidationError("--resampler must be fastest, medium or best")
+        }
+        guard (1...100_000).contains(maxCaptureClients), (20...60_000).contains(captureQueueMs),
+            (1...1024).contains(maxPlaybackStreams), (1...3600).contains(playbackQueueSeconds),
+            (1024...(64 << 20)).contains(maxMessageBytes), (1024...(1 << 20)).contains(maxHeaderBytes),
+            (1...86_400).contains(idleTimeout)
+        else {
+            throw ValidationError("a limit is out of range: see --help for each limit's meaning")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
@@ -80,6 +108,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.periodMilliseconds = periodMs
         configuration.bufferMilliseconds = bufferMs
         configuration.resamplerQuality = Resampler.Quality(rawValue: resampler) ?? .fastest
+        configuration.limits.maxCaptureClients = maxCaptureClients
+        configuration.limits.captureQueueMilliseconds = captureQueueMs
+        configuration.limits.maxPlaybackStreams = maxPlaybackStreams
+        configuration.limits.playbackQueueSeconds = playbackQueueSeconds
+        configuration.limits.maxWebSocketMessageBytes = maxMessageBytes
+        configuration.limits.maxHeaderBytes = maxHeaderBytes
+        configuration.limits.idleTimeoutSeconds = idleTimeout
 
         if !["127.0.0.1", "::1", "localhost"].contains(host) && token == nil {
             logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
