@@ -6,7 +6,7 @@ import Synchronization
 
 /// The capture device thread: reads periods at the hardware format, converts them to float and
 /// hands them to the sink, recovering from xruns, suspends and lost devices on its own.
-public final class CaptureLoop: Service, Sendable {
+public final class CaptureLoop: DeviceLoop {
     /// Status for readers.
     public let monitor: DeviceMonitor
     let opener: DeviceOpener
@@ -25,23 +25,9 @@ public final class CaptureLoop: Service, Sendable {
         monitor = DeviceMonitor(name: opener.name, direction: .capture)
     }
 
-    /// Starts the thread (idempotent).
-    public func start() {
-        control.start(name: "audiogate-capture") { [self] in loop() }
-    }
+    static let threadName = "audiogate-capture"
 
-    /// Stops the thread and waits for it.
-    public func stop() async {
-        await control.stop()
-    }
-
-    public func run() async throws {
-        start()
-        try? await gracefulShutdown()
-        await stop()
-    }
-
-    private func loop() {
+    func loop() {
         var backoff = Backoff()
         var stream: (any PCMStream)?
         var buffers: DeviceBuffers?

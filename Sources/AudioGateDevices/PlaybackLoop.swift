@@ -7,7 +7,7 @@ import Synchronization
 /// The playback device thread: asks the source for one period at a time (the mixer writes silence
 /// when nothing is queued, so the card never underruns), converts it and writes it, recovering
 /// from underruns, suspends and lost devices on its own.
-public final class PlaybackLoop: Service, Sendable {
+public final class PlaybackLoop: DeviceLoop {
     /// Status for readers.
     public let monitor: DeviceMonitor
     let opener: DeviceOpener
@@ -26,23 +26,9 @@ public final class PlaybackLoop: Service, Sendable {
         monitor = DeviceMonitor(name: opener.name, direction: .playback)
     }
 
-    /// Starts the thread (idempotent).
-    public func start() {
-        control.start(name: "audiogate-playback") { [self] in loop() }
-    }
+    static let threadName = "audiogate-playback"
 
-    /// Stops the thread and waits for it.
-    public func stop() async {
-        await control.stop()
-    }
-
-    public func run() async throws {
-        start()
-        try? await gracefulShutdown()
-        await stop()
-    }
-
-    private func loop() {
+    func loop() {
         var backoff = Backoff()
         var stream: (any PCMStream)?
         var buffers: DeviceBuffers?
