@@ -27,7 +27,8 @@ test: test-deps
 
 bench: test-deps
 	@scripts/test-card.sh start
-	$(SWIFT) build -c release --product audiogate-bench --product audiogate
+	$(SWIFT) build -c release --product audiogate
+	$(SWIFT) build -c release --product audiogate-bench
 	scripts/bench.sh
 
 clean:
