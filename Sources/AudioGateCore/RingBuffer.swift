@@ -1,19 +1,24 @@
-/// A fixed-capacity FIFO of trivially copyable elements whose storage is allocated once, in init.
+/// A bounded FIFO of trivially copyable elements.
 ///
 /// Not thread-safe and deliberately not Sendable: share it through `Synchronization.Mutex`.
-/// No method allocates, so it is safe on a real-time device thread.
+/// Storage is allocated in init; with a smaller `initialCapacity` the writing side grows it (by
+/// doubling, up to `capacity`) so a large bound that is rarely used costs no memory. Reading never
+/// allocates, so the reading side is safe on a real-time device thread.
 public final class RingBuffer<Element: BitwiseCopyable> {
     /// Most elements the buffer can hold.
     public let capacity: Int
-    private let storage: UnsafeMutableBufferPointer<Element>
+    private var storage: UnsafeMutableBufferPointer<Element>
+    /// Elements the current storage holds (at most `capacity`).
+    private var allocated: Int
     private var head = 0
     /// Elements currently stored.
     public private(set) var count = 0
 
-    /// Allocates storage for `capacity` elements (at least 1).
-    public init(capacity: Int) {
+    /// A buffer bounded at `capacity` elements (at least 1), with storage for `initialCapacity` of them now.
+    public init(capacity: Int, initialCapacity: Int? = nil) {
         self.capacity = max(capacity, 1)
-        storage = .allocate(capacity: self.capacity)
+        allocated = min(max(initialCapacity ?? capacity, 1), self.capacity)
+        storage = .allocate(capacity: allocated)
     }
 
     deinit { storage.deallocate() }
@@ -30,6 +35,7 @@ public final class RingBuffer<Element: BitwiseCopyable> {
     public func write(_ source: UnsafeBufferPointer<Element>) -> Int {
         let accepted = min(source.count, freeSpace)
         guard accepted > 0, let src = source.baseAddress else { return 0 }
+        reserve(accepted)
         copyIn(src, accepted)
         return accepted
     }
@@ -41,6 +47,7 @@ public final class RingBuffer<Element: BitwiseCopyable> {
     @discardableResult
     public func writeOverwritingOldest(_ source: UnsafeBufferPointer<Element>) -> Int {
         guard let base = source.baseAddress, source.count > 0 else { return 0 }
+        reserve(min(source.count, capacity - count))
         var src = base
         var incoming = source.count
         var dropped = 0
@@ -63,10 +70,11 @@ public final class RingBuffer<Element: BitwiseCopyable> {
     @discardableResult
     public func write(repeating value: Element, count requested: Int) -> Int {
         let accepted = min(max(requested, 0), freeSpace)
-        var tail = (head + count) % capacity
+        reserve(accepted)
+        var tail = (head + count) % allocated
         for _ in 0..<accepted {
             storage[tail] = value
-            tail = tail + 1 == capacity ? 0 : tail + 1
+            tail = tail + 1 == allocated ? 0 : tail + 1
         }
         count += accepted
         return accepted
@@ -85,7 +93,7 @@ public final class RingBuffer<Element: BitwiseCopyable> {
     public func peek(into destination: UnsafeMutableBufferPointer<Element>) -> Int {
         let wanted = min(destination.count, count)
         guard wanted > 0, let dst = destination.baseAddress, let store = storage.baseAddress else { return 0 }
-        let first = min(wanted, capacity - head)
+        let first = min(wanted, allocated - head)
         dst.update(from: store + head, count: first)
         if wanted > first { (dst + first).update(from: store, count: wanted - first) }
         return wanted
@@ -96,7 +104,7 @@ public final class RingBuffer<Element: BitwiseCopyable> {
     public func discard(_ n: Int) -> Int {
         let dropped = min(max(n, 0), count)
         count -= dropped
-        head = count == 0 ? 0 : (head + dropped) % capacity
+        head = count == 0 ? 0 : (head + dropped) % allocated
         return dropped
     }
 
@@ -108,16 +116,30 @@ public final class RingBuffer<Element: BitwiseCopyable> {
 
     /// The stored elements, oldest first, as up to two contiguous regions (valid until the next mutation).
     public func readableRegions() -> (UnsafeBufferPointer<Element>, UnsafeBufferPointer<Element>) {
-        let first = min(count, capacity - head)
+        let first = min(count, allocated - head)
         let firstRegion = UnsafeBufferPointer(rebasing: storage[head..<(head + first)])
         let secondRegion = UnsafeBufferPointer(rebasing: storage[0..<(count - first)])
         return (firstRegion, secondRegion)
     }
 
+    /// Grows the storage (doubling, at most to `capacity`) so `incoming` more elements fit.
+    private func reserve(_ incoming: Int) {
+        let needed = min(count + incoming, capacity)
+        guard needed > allocated else { return }
+        let grown = min(capacity, max(allocated * 2, needed))
+        let fresh = UnsafeMutableBufferPointer<Element>.allocate(capacity: grown)
+        let copied = peek(into: fresh)
+        storage.deallocate()
+        storage = fresh
+        allocated = grown
+        head = 0
+        count = copied
+    }
+
     private func copyIn(_ src: UnsafePointer<Element>, _ n: Int) {
         guard let store = storage.baseAddress else { return }
-        let tail = (head + count) % capacity
-        let first = min(n, capacity - tail)
+        let tail = (head + count) % allocated
+        let first = min(n, allocated - tail)
         (store + tail).update(from: src, count: first)
         if n > first { store.update(from: src + first, count: n - first) }
         count += n

@@ -100,7 +100,10 @@ public final class PlaybackStream: Sendable {
 
     /// Room for the limit plus one slice and a resampler tail, so a write after the wait always fits.
     static func makeRing(_ format: AudioFormat, limitSeconds: Int) -> RingBuffer<Float> {
-        RingBuffer(capacity: (limitSeconds + 1) * format.rate * format.channels + 4096 * format.channels)
+        // The bound is minutes of audio; storage grows only as far as a client really queues.
+        RingBuffer(
+            capacity: (limitSeconds + 1) * format.rate * format.channels + 4096 * format.channels,
+            initialCapacity: format.rate * format.channels)
     }
 
     /// Slices of client audio converted in one go: half a second keeps each lock hold short.

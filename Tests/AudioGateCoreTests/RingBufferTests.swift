@@ -110,3 +110,36 @@ struct RingBufferTests {
         #expect(output.withUnsafeMutableBufferPointer { ring.read(into: $0) } == 2 && output == [0.5, -0.5])
     }
 }
+
+@Suite("Ring buffer growth")
+struct RingBufferGrowthTests {
+    @Test("a buffer that starts small grows on write and behaves like one allocated at full size")
+    func growsLikeFull() {
+        var generator = SeededGenerator(seed: 9)
+        let small = RingBuffer<Int32>(capacity: 1000, initialCapacity: 3)
+        let full = RingBuffer<Int32>(capacity: 1000)
+        var next: Int32 = 0
+        for _ in 0..<5000 {
+            let writeCount = Int(generator.next() % 300)
+            let chunk = (0..<writeCount).map { _ -> Int32 in
+                next += 1
+                return next
+            }
+            let overwrite = generator.next() % 4 == 0
+            let results = chunk.withUnsafeBufferPointer { source in
+                overwrite
+                    ? (small.writeOverwritingOldest(source), full.writeOverwritingOldest(source))
+                    : (small.write(source), full.write(source))
+            }
+            #expect(results.0 == results.1)
+            let readCount = Int(generator.next() % 300)
+            var a = [Int32](repeating: 0, count: readCount)
+            var b = [Int32](repeating: 0, count: readCount)
+            let readA = a.withUnsafeMutableBufferPointer { small.read(into: $0) }
+            let readB = b.withUnsafeMutableBufferPointer { full.read(into: $0) }
+            #expect(readA == readB)
+            #expect(a == b)
+            #expect(small.count == full.count)
+        }
+    }
+}
