@@ -31,6 +31,7 @@ public struct AudioGateServer: Sendable {
         addCaptureRoutes(to: router)
         addPlaybackRoutes(to: router)
         addDocsRoutes(to: router)
+        addPageRoutes(to: router)
         return router
     }
 

@@ -101,6 +101,22 @@ struct DeviceLoopTests {
         if !TestCard.isRunning { TestCard.start() }
     }
 
+    @Test("auto opens ALSA default when it works and falls back to loopback when there is no card")
+    func autoFallback() throws {
+        let card = LoopbackCard()
+        #expect(DeviceOpener.resolve("auto", direction: .capture, request: .capture, card: card, logger: .test).name == "default")
+        let saved = ProcessInfo.processInfo.environment["PULSE_SERVER"]
+        // With its sound server unreachable, ALSA default cannot open: the machine has no card.
+        setenv("PULSE_SERVER", "unix:/nonexistent/audiogate", 1)
+        defer {
+            if let saved { setenv("PULSE_SERVER", saved, 1) } else { unsetenv("PULSE_SERVER") }
+        }
+        let opener = DeviceOpener.resolve("auto", direction: .capture, request: .capture, card: card, logger: .test)
+        #expect(opener.name == LoopbackCard.deviceName)
+        let stream = try opener.open(.capture, request: .capture)
+        #expect(stream.negotiated.format == LoopbackCard.format)
+    }
+
     @Test("a loop stops promptly even while its device is missing")
     func stopWhileMissing() async throws {
         let capture = CaptureLoop(opener: .alsa("no_such_device_audiogate"), sink: CollectingSink(), logger: .test)

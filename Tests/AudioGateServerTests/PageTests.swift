@@ -1,0 +1,54 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import AudioGateServer
+
+@Suite("browser demo page", .serialized)
+struct PageTests {
+    /// The repository's examples/browser/index.html, found from this file's path.
+    static let sourceURL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("examples/browser/index.html")
+
+    @Test("the embedded copy is byte for byte examples/browser/index.html (rerun scripts/embed-page.sh after editing it)")
+    func embeddedCopyMatches() throws {
+        let source = try Data(contentsOf: Self.sourceURL)
+        #expect(Data(DemoPage.html.utf8) == source)
+    }
+
+    @Test("GET / serves the page as HTML, uncached, with a strict CSP naming the WebSocket origin")
+    func served() async throws {
+        let (_, app) = TestServer.make(TestServer.configuration(device: "loopback"))
+        try await app.test(.live) { client in
+            let response = try await client.execute(uri: "/", method: .get, headers: [.host: "localhost:8750"])
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(response.headers[.cacheControl] == "no-cache")
+            let body = String(decoding: response.body.readableBytesView, as: UTF8.self)
+            #expect(body == DemoPage.html)
+            for id in ["meter", "wave", "listen", "record", "speak", "stop", "drop", "file", "status", "log", "token"] {
+                #expect(body.contains("id=\"\(id)\""), "element #\(id)")
+            }
+            let policy = response.headers[.contentSecurityPolicy] ?? ""
+            #expect(policy.contains("default-src 'self'"))
+            #expect(policy.contains("script-src 'self' 'unsafe-inline' blob:"))
+            #expect(policy.contains("worker-src 'self' blob:"))
+            #expect(policy.contains("connect-src 'self' ws://localhost:8750 wss://localhost:8750"))
+            #expect(policy.contains("frame-ancestors 'none'"))
+        }
+    }
+
+    @Test("the page needs no token, and a Host with odd characters stays out of the CSP")
+    func publicAndSafe() async throws {
+        let (_, app) = TestServer.make(TestServer.configuration(device: "loopback") { $0.token = "secret" })
+        try await app.test(.live) { client in
+            let response = try await client.execute(uri: "/", method: .get)
+            #expect(response.status == .ok)
+        }
+        #expect(AudioGateServer.pageContentSecurityPolicy(host: "x; script-src *").contains("connect-src 'self';"))
+        #expect(AudioGateServer.pageContentSecurityPolicy(host: "[::1]:8750").contains("ws://[::1]:8750"))
+    }
+}
