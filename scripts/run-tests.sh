@@ -13,4 +13,5 @@ scripts/check-openapi.sh
 # Real-time suites share one sound card: run tests one at a time.
 swift test --skip-build --no-parallel "$@"
 scripts/check-abuse.sh
+.venv/bin/python scripts/check-shutdown.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py
