@@ -14,7 +14,11 @@ import sys
 import time
 import urllib.request
 
+import os
+
 import websockets
+
+LOG_LEVEL = os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")
 
 
 def free_port():
@@ -35,13 +39,15 @@ def wait_running(port):
     raise SystemExit("check-shutdown: the server did not start")
 
 
-async def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", default=".build/debug/audiogate")
-    parser.add_argument("--device", default="pulse")
-    args = parser.parse_args()
+def steal_sample():
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[7], sum(fields[:8])
+
+
+async def attempt(args):
     port = free_port()
-    server = subprocess.Popen([args.binary, "serve", "--device", args.device, "--port", str(port), "--log-level", "warning"])
+    server = subprocess.Popen([args.binary, "serve", "--device", args.device, "--port", str(port), "--log-level", LOG_LEVEL])
     try:
         wait_running(port)
         capture = await websockets.connect(f"ws://127.0.0.1:{port}/v1/capture")
@@ -70,10 +76,26 @@ async def main():
     finally:
         if server.poll() is None:
             server.kill()
-    summary = dict(exit_code=exit_code, seconds=round(elapsed, 2), close_codes=codes)
-    print("check-shutdown: " + json.dumps(summary))
-    ok = exit_code == 0 and elapsed <= 2.0 and all(code == 1001 for code in codes.values())
-    sys.exit(0 if ok else 1)
+    return dict(exit_code=exit_code, seconds=round(elapsed, 2), close_codes=codes)
+
+
+async def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", default=".build/debug/audiogate")
+    parser.add_argument("--device", default="pulse")
+    args = parser.parse_args()
+    for attempt_number in (1, 2):
+        before = steal_sample()
+        summary = await attempt(args)
+        after = steal_sample()
+        summary["steal_percent"] = round(100 * (after[0] - before[0]) / max(1, after[1] - before[1]), 2)
+        print("check-shutdown: " + json.dumps(summary))
+        codes_ok = summary["exit_code"] == 0 and all(code == 1001 for code in summary["close_codes"].values())
+        if codes_ok and summary["seconds"] <= 2.0:
+            sys.exit(0)
+        # Only a late exit on a machine whose CPU was being taken away earns a second try.
+        if not codes_ok or summary["steal_percent"] <= 5 or attempt_number == 2:
+            sys.exit(1)
 
 
 if __name__ == "__main__":
