@@ -10,16 +10,17 @@ enum DemoPage {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>audiogate demo</title>
+<link rel="icon" href="data:,">
 <style>
   :root {
     color-scheme: light dark;
     --bg: #f6f7f9; --panel: #ffffff; --text: #1c1f24; --muted: #5c6470; --line: #d9dde3;
-    --accent: #2f6fde; --ok: #1f9d55; --warn: #c98a00; --bad: #d2362f; --wave: #2f6fde;
+    --accent: #2f6fde; --on-accent: #ffffff; --ok: #1f9d55; --warn: #c98a00; --bad: #d2362f; --wave: #2f6fde;
   }
   @media (prefers-color-scheme: dark) {
     :root {
       --bg: #15171b; --panel: #1e2127; --text: #e6e8eb; --muted: #9aa3ae; --line: #30353d;
-      --accent: #6ea1ff; --ok: #3ccf7e; --warn: #e8b339; --bad: #ff6b61; --wave: #6ea1ff;
+      --accent: #6ea1ff; --on-accent: #0b1220; --ok: #3ccf7e; --warn: #e8b339; --bad: #ff6b61; --wave: #6ea1ff;
     }
   }
   * { box-sizing: border-box; }
@@ -34,7 +35,7 @@ enum DemoPage {
   h2 { font-size: .8rem; margin: 0 0 10px; color: var(--muted); text-transform: uppercase; letter-spacing: .06em; }
   section { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; }
   .row { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
-  .grid2 { display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }
+  .grid2 { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 14px; }
   @media (max-width: 680px) { .grid2 { grid-template-columns: 1fr; } }
   button {
     font: inherit; padding: 7px 14px; border-radius: 8px; cursor: pointer;
@@ -43,9 +44,9 @@ enum DemoPage {
   button:hover:not(:disabled) { border-color: var(--accent); }
   button:focus-visible, input:focus-visible, .drop:focus-within { outline: 2px solid var(--accent); outline-offset: 2px; }
   button:disabled { opacity: .5; cursor: default; }
-  button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+  button.primary { background: var(--accent); border-color: var(--accent); color: var(--on-accent); }
   button.danger { color: var(--bad); border-color: var(--bad); }
-  button[aria-pressed="true"] { background: var(--accent); color: #fff; border-color: var(--accent); }
+  button[aria-pressed="true"] { background: var(--accent); color: var(--on-accent); border-color: var(--accent); }
   .pill { font-size: .8rem; padding: 2px 9px; border-radius: 99px; border: 1px solid var(--line); color: var(--muted); }
   .pill.ok { color: var(--ok); border-color: var(--ok); }
   .pill.bad { color: var(--bad); border-color: var(--bad); }
@@ -61,8 +62,8 @@ enum DemoPage {
   dl { display: grid; grid-template-columns: auto 1fr; gap: 3px 12px; margin: 0; font-size: .92rem; }
   dt { color: var(--muted); }
   dd { margin: 0; }
-  #log { list-style: none; margin: 0; padding: 0; height: 150px; overflow-y: auto; font: 12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-  #log li { border-bottom: 1px solid var(--line); padding: 1px 0; white-space: pre-wrap; word-break: break-all; }
+  #log { list-style: none; margin: 0; padding: 0; height: 170px; overflow-y: auto; font: 12.5px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+  #log li { border-bottom: 1px solid var(--line); padding: 1px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   #log time { color: var(--muted); margin-right: 8px; }
   label.token { font-size: .85rem; color: var(--muted); display: flex; gap: 6px; align-items: center; }
   label.token input { font: inherit; width: 11em; padding: 3px 6px; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--text); }
@@ -87,7 +88,7 @@ enum DemoPage {
         <div class="rms"></div><div class="peak"></div>
       </div>
       <span id="level-text" class="num" aria-hidden="true">-- dBFS</span>
-      <button id="listen" type="button" aria-pressed="false">Listen in browser</button>
+      <button id="listen" type="button" aria-pressed="false" title="Plays the server's microphone in this browser; use headphones when both share a room">Listen in browser</button>
     </div>
     <canvas id="wave" width="848" height="120" role="img" aria-label="Waveform of the last two seconds of microphone audio"></canvas>
   </section>
@@ -150,7 +151,7 @@ const api = (path, init = {}) => {
 function log(text) {
   const li = document.createElement("li");
   const time = document.createElement("time");
-  time.textContent = new Date().toLocaleTimeString();
+  time.textContent = new Date().toLocaleTimeString([], { hour12: false });
   li.append(time, text);
   const list = $("log");
   list.append(li);
@@ -259,7 +260,7 @@ function openCapture() {
       meter.dataset.frames = String(Number(meter.dataset.frames) + 1);
       pushWave(samples);
       if (monitor) monitor.node.port.postMessage(samples);
-      if (recording) recording.push(samples);
+      if (recording) recordChunk(samples);
       return;
     }
     const msg = JSON.parse(e.data);
@@ -314,33 +315,38 @@ $("speak").onclick = () => {
   send(tone, "tone");
 };
 
-$("record").onclick = () => {
+// Recording: the capture socket's chunks are kept until there are 5 s, then sent to the playback socket.
+const RECORD_SECONDS = 5;
+function startRecording() {
   const button = $("record");
   button.disabled = true;
-  recording = [];
-  let left = 5;
-  button.textContent = "Recording… 5";
-  log("recording 5 s");
-  const timer = setInterval(() => {
-    left -= 1;
-    if (left > 0) { button.textContent = "Recording… " + left; return; }
-    clearInterval(timer);
-    const chunks = recording;
-    recording = null;
-    const all = new Float32Array(chunks.reduce((n, c) => n + c.length, 0));
-    let at = 0;
-    for (const c of chunks) { all.set(c, at); at += c.length; }
-    send(all, "recording");
-    button.textContent = "Record 5 s and play back";
-    button.disabled = false;
-  }, 1000);
-};
+  button.textContent = "Recording… " + RECORD_SECONDS;
+  log("recording " + RECORD_SECONDS + " s");
+  recording = { chunks: [], samples: 0 };
+}
+function recordChunk(samples) {
+  recording.chunks.push(samples);
+  recording.samples += samples.length;
+  const button = $("record");
+  if (recording.samples < RECORD_SECONDS * RATE) {
+    button.textContent = "Recording… " + Math.ceil(RECORD_SECONDS - recording.samples / RATE);
+    return;
+  }
+  const all = new Float32Array(RECORD_SECONDS * RATE);
+  let at = 0;
+  for (const c of recording.chunks) { all.set(c.subarray(0, all.length - at), at); at += Math.min(c.length, all.length - at); }
+  recording = null;
+  send(all, "recording");
+  button.textContent = "Record 5 s and play back";
+  button.disabled = false;
+}
+$("record").onclick = startRecording;
 
 $("stop").onclick = async () => {
   if (playback) playback.send(JSON.stringify({ type: "clear" }));
   try {
     const answer = await (await api("/v1/playback", { method: "DELETE" })).json();
-    log("stop: flushed " + answer.flushed_ms + " ms of all streams");
+    log("stop: DELETE /v1/playback flushed " + answer.flushed_ms + " ms (all streams)");
   } catch (err) { log("stop: " + err); }
 };
 

@@ -116,9 +116,13 @@ paths:
       tags: [docs]
       summary: Browser demo page
       description: |
-        A page that records from the microphone and plays audio through the API from a browser.
-        Needs no token (the page asks for one when the server has `--token`). A build without the
-        page answers 404 `not_found`.
+        The browser demo page (examples/browser/index.html, embedded in the binary): a level
+        meter and waveform of the server's microphone, record 5 s and play back, a test tone with a
+        mark, barge-in, WAV upload, the playback events and `/v1/status`. It uses only this API on
+        the page's own origin and needs no microphone permission in the browser (the microphone is
+        the server's). Needs no token; with `--token`, type it into the page or open `/?token=T`.
+        Served with `Cache-Control: no-cache` and a Content-Security-Policy that allows only the
+        page's inline code, AudioWorklet modules from `blob:` URLs and connections to this server.
       security: []
       responses:
         "200":
@@ -129,8 +133,6 @@ paths:
                 type: string
         "403":
           $ref: "#/components/responses/ForbiddenOrigin"
-        "404":
-          $ref: "#/components/responses/NotFound"
         "421":
           $ref: "#/components/responses/MisdirectedRequest"
   /v1/info:
