@@ -53,9 +53,9 @@ public final class CaptureHub: CaptureSink {
 
     public func captured(_ samples: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, timestamp: UInt64) {
         let ready = MonotonicClock.nowNanoseconds()
-        let lent = CaptureBorrowedBuffer(samples)
+        let lent = LentBuffer(samples)
         let (level, lost) = core.withLock { core -> ((rms: Double, peak: Double)?, UInt64) in
-            let samples = lent.buffer
+            let samples = lent.readOnly
             var lost: UInt64 = 0
             if core.discontinuity, let expected = core.expectedNext, timestamp > expected {
                 lost = timestamp - expected

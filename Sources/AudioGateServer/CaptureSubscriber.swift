@@ -93,9 +93,9 @@ public final class CaptureSubscriber: Sendable {
     func append(_ bytes: UnsafeBufferPointer<UInt8>, start: Double, nanosecondsPerFrame: Double, ready: UInt64) {
         let bytesPerFrame = parameters.format.bytesPerFrame
         let chunkFrames = parameters.chunkFrames
-        let lent = CaptureBorrowedBuffer(bytes)
+        let lent = LentBuffer(bytes)
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            let bytes = lent.buffer
+            let bytes = lent.readOnly
             guard !state.closed, let base = bytes.baseAddress else { return nil }
             var offset = 0
             var completed = false
@@ -158,7 +158,7 @@ public final class CaptureSubscriber: Sendable {
         while true {
             if Task.isCancelled { return nil }
             let event = buffer.withUnsafeMutableBufferPointer { pointer in
-                let lent = CaptureBorrowedMutableBuffer(pointer)
+                let lent = LentBuffer(pointer)
                 return state.withLock { state -> Event?? in
                     let destination = lent.buffer
                     if state.closed { return .some(nil) }

@@ -8,7 +8,7 @@ extension PlaybackStream {
     /// Allocation-free: copies, counters and writes into preallocated records.
     func pull(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) -> Int {
         // The scratch buffer belongs to the calling thread for the whole call; the ring only copies into it.
-        let handoff = PlaybackBufferHandoff(destination)
+        let handoff = LentBuffer(destination)
         return queue.withLock { queue in
             let destination = handoff.buffer
             if queue.rate != format.rate || queue.channels != format.channels {

@@ -89,7 +89,7 @@ extension PlaybackStream {
         var underrun = false
         state.remixed.withUnsafeBufferPointer { remixed in
             // Owned by the input lock holder for the duration of the copy into the ring.
-            let handoff = PlaybackBufferHandoff(UnsafeBufferPointer(rebasing: remixed[0..<(remixedFrames * mixChannels)]))
+            let handoff = LentBuffer(UnsafeBufferPointer(rebasing: remixed[0..<(remixedFrames * mixChannels)]))
             queue.withLock { queue in
                 let written = queue.ring.write(handoff.readOnly)
                 queue.queuedTotal += UInt64(written / mixChannels)

@@ -3,7 +3,7 @@
 /// `@unchecked Sendable` is safe here because the buffer never escapes: it is created from memory
 /// the calling thread owns, used synchronously inside the lock by that same thread, and dropped
 /// before the call returns, so no other thread ever sees it.
-struct PlaybackBufferHandoff<Element>: @unchecked Sendable {
+struct LentBuffer<Element>: @unchecked Sendable {
     let buffer: UnsafeMutableBufferPointer<Element>
 
     init(_ buffer: UnsafeMutableBufferPointer<Element>) { self.buffer = buffer }
