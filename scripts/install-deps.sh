@@ -6,7 +6,7 @@ set -euo pipefail
 
 want=(libasound2-dev libsamplerate0-dev pkg-config)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
-    want+=(pulseaudio libasound2-plugins alsa-utils sox python3 python3-venv procps)
+    want+=(pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox curl python3 python3-venv procps)
 fi
 
 missing=()
