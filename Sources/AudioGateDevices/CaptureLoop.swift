@@ -26,6 +26,7 @@ public final class CaptureLoop: DeviceLoop {
     }
 
     static let threadName = "audiogate-capture"
+    static let direction = PCMDirection.capture
 
     func loop() {
         var backoff = Backoff()
@@ -102,13 +103,7 @@ public final class CaptureLoop: DeviceLoop {
         }
     }
 
-    private func fail(_ error: ALSAError, backoff: inout Backoff) {
-        let delay = backoff.next()
-        let status = monitor.failed(error, unavailable: backoff.exhausted)
-        if backoff.failures == 1 {
-            logger.warning("capture device unavailable", metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
-        }
+    func report(_ status: DeviceStatus) {
         sink.captureStatusChanged(status)
-        control.sleep(milliseconds: delay)
     }
 }

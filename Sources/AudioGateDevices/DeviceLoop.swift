@@ -1,13 +1,20 @@
+import Logging
 import ServiceLifecycle
 
 /// What the capture and playback loops share: a dedicated thread started and stopped through
 /// `DeviceLoopControl`, run as a `Service` that ends on graceful shutdown.
 protocol DeviceLoop: Service, Sendable {
     var control: DeviceLoopControl { get }
+    var monitor: DeviceMonitor { get }
+    var logger: Logger { get }
+    /// Capture or playback, for log messages.
+    static var direction: PCMDirection { get }
     /// The thread's name, as `top -H` and debuggers show it.
     static var threadName: String { get }
     /// The thread's body; returns once `control.stopRequested`.
     func loop()
+    /// Tells the sink or source that the device state changed.
+    func report(_ status: DeviceStatus)
 }
 
 extension DeviceLoop {
@@ -25,5 +32,17 @@ extension DeviceLoop {
         start()
         try? await gracefulShutdown()
         await stop()
+    }
+
+    /// Records a failed open or a lost device, reports it, and waits out the next backoff step.
+    func fail(_ error: ALSAError, backoff: inout Backoff) {
+        let delay = backoff.next()
+        let status = monitor.failed(error, unavailable: backoff.exhausted)
+        if backoff.failures == 1 {
+            logger.warning(
+                "\(Self.direction.rawValue) device unavailable", metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
+        }
+        report(status)
+        control.sleep(milliseconds: delay)
     }
 }

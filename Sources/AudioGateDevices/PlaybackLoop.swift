@@ -27,6 +27,7 @@ public final class PlaybackLoop: DeviceLoop {
     }
 
     static let threadName = "audiogate-playback"
+    static let direction = PCMDirection.playback
 
     func loop() {
         var backoff = Backoff()
@@ -112,13 +113,7 @@ public final class PlaybackLoop: DeviceLoop {
         }
     }
 
-    private func fail(_ error: ALSAError, backoff: inout Backoff) {
-        let delay = backoff.next()
-        let status = monitor.failed(error, unavailable: backoff.exhausted)
-        if backoff.failures == 1 {
-            logger.warning("playback device unavailable", metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
-        }
+    func report(_ status: DeviceStatus) {
         source.playbackStatusChanged(status)
-        control.sleep(milliseconds: delay)
     }
 }

@@ -67,15 +67,14 @@ public struct AudioGateServer: Sendable {
         let policy = SecurityPolicy(configuration: configuration)
         let hub = engine.captureHub
         return { path, query, host, headers in
-            let parameters = URI("?" + (query ?? "")).queryParameters
+            let uri = URI("?" + (query ?? ""))
             if let refusal = policy.refusal(
                 path: path, host: host, origin: headers[.origin], authorization: headers[.authorization],
-                queryToken: parameters.get("token"))
+                queryToken: uri.queryParameters.get("token"))
             {
                 return refusal
             }
-            var dictionary: [String: String] = [:]
-            for (key, value) in parameters { dictionary[String(key)] = String(value) }
+            let dictionary = uri.queryDictionary
             do throws(APIError) {
                 switch path {
                 case "/v1/capture":

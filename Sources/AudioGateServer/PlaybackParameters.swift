@@ -59,7 +59,7 @@ public struct PlaybackParameters: Sendable, Equatable {
 
     /// Parses the query of a request.
     public init(request: Request) throws(APIError) {
-        try self.init(query: Self.dictionary(request.uri.queryParameters))
+        try self.init(query: request.uri.queryDictionary)
     }
 
     /// A stream name: 1-64 characters of `A-Z a-z 0-9 . _ -`.
@@ -72,12 +72,5 @@ public struct PlaybackParameters: Sendable, Equatable {
             }
         guard valid else { throw APIError.parameter("stream", "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'") }
         return name
-    }
-
-    /// The query as a plain dictionary (the last value wins for a repeated key).
-    static func dictionary(_ parameters: Parameters) -> [String: String] {
-        var result: [String: String] = [:]
-        for (key, value) in parameters { result[String(key)] = String(value) }
-        return result
     }
 }

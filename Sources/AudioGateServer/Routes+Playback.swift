@@ -13,7 +13,7 @@ extension AudioGateServer {
             return try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
         }
         router.delete("/v1/playback") { request, _ in
-            let query = PlaybackParameters.dictionary(request.uri.queryParameters)
+            let query = request.uri.queryDictionary
             let streams: [PlaybackStream]
             if let name = query["stream"] {
                 streams = mixer.existingStream(try PlaybackParameters.validatedStreamName(name)).map { [$0] } ?? []

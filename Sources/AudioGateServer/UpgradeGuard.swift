@@ -15,7 +15,7 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
-    /// Returns the error to answer an upgrade request with, or nil to let it through.
+    /// Returns why the request would be refused (it is then refused on the plain HTTP path), or nil to let it upgrade.
     typealias Check = @Sendable (_ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields) -> APIError?
 
     private let check: Check

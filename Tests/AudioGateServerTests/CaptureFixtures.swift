@@ -44,8 +44,7 @@ final class CaptureTonePlayer {
     func stop() {
         // paplay drains its whole file on SIGTERM; SIGKILL stops the tone now.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        // Polled: waitUntilExit off the main thread spins a run loop at full CPU.
-        for _ in 0..<200 where process.isRunning { usleep(5000) }
+        process.waitByPolling(seconds: 1)
     }
 
     deinit { stop() }

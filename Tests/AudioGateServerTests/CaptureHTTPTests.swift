@@ -30,16 +30,11 @@ struct CaptureHTTPTests {
             let path = NSTemporaryDirectory() + "audiogate-capture-\(UUID().uuidString).wav"
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            check.arguments = [
+            let status = TestCard.run(
                 "python3", "-c",
                 "import sys, wave; w = wave.open(sys.argv[1]); assert w.getnframes() == 32000 and w.getframerate() == 16000",
-                path,
-            ]
-            try check.run()
-            while check.isRunning { usleep(5000) }
-            #expect(check.terminationStatus == 0)
+                path)
+            #expect(status == 0)
         }
     }
 

@@ -22,7 +22,7 @@ enum Curl {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning { usleep(2000) }
+        process.waitByPolling()
         let text = String(decoding: data, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""

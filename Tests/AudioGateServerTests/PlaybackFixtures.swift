@@ -62,8 +62,7 @@ final class PlaybackMonitor: Sendable {
         process.withLock { process in
             if let process, process.isRunning {
                 process.terminate()
-                // Not waitUntilExit: off the main thread it spins a run loop at full CPU.
-                for _ in 0..<100 where process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
+                process.waitByPolling(seconds: 1)
             }
             (process?.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
             process = nil

@@ -176,8 +176,7 @@ struct PlaybackHTTPTests {
                 try SignalCheckFailure.require(muted < -80, "muted level \(muted) dB")
                 // The ramp: no sample-to-sample jump larger than the tone itself makes.
                 let around = max(0, monitor.sample(atTime: halfAt - 100))..<min(samples.count, monitor.sample(atTime: muteAt + 200))
-                var largestStep: Float = 0
-                for index in around.dropFirst() { largestStep = max(largestStep, abs(samples[index] - samples[index - 1])) }
+                let largestStep = Signal.largestStep(samples[around])
                 try SignalCheckFailure.require(largestStep < 0.05, "a step of \(largestStep)")
             }
         }

@@ -155,8 +155,7 @@ struct PlaybackWebSocketTests {
                 let peak = Signal.peak(samples)
                 try SignalCheckFailure.require(peak <= 1.0 && peak > 0.85, "peak \(peak)")
                 // Wrap-around would flip a loud peak's sign: every sample stays next to its neighbours.
-                var largestStep: Float = 0
-                for index in 1..<middle.count { largestStep = max(largestStep, abs(middle[index] - middle[index - 1])) }
+                let largestStep = Signal.largestStep(middle)
                 try SignalCheckFailure.require(largestStep < 0.2, "a jump of \(largestStep) between samples")
             }
         }

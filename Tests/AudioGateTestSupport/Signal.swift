@@ -30,6 +30,13 @@ public enum Signal {
         samples.reduce(0) { max($0, abs($1)) }
     }
 
+    /// The largest difference between neighbouring samples: a click, a gap edge or integer wrap-around
+    /// shows up as a step far larger than a smooth tone makes.
+    public static func largestStep<Samples: RandomAccessCollection>(_ samples: Samples) -> Float
+    where Samples.Element == Float {
+        zip(samples, samples.dropFirst()).reduce(0) { max($0, abs($1.1 - $1.0)) }
+    }
+
     /// Root mean square (linear).
     public static func rms(_ samples: [Float]) -> Double {
         guard !samples.isEmpty else { return 0 }

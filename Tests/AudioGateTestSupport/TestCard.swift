@@ -38,8 +38,7 @@ public enum TestCard {
         } catch {
             return 127
         }
-        // Polled: waitUntilExit off the main thread spins a run loop at full CPU.
-        while process.isRunning { usleep(5000) }
+        process.waitByPolling()
         return process.terminationStatus
     }
 }
