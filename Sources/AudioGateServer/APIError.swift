@@ -11,6 +11,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     public enum Code: String, Sendable, CaseIterable {
         case badParameter = "bad_parameter"
         case badBody = "bad_body"
+        case badRequest = "bad_request"
         case unauthorized
         case forbiddenOrigin = "forbidden_origin"
         case notFound = "not_found"
@@ -26,7 +27,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
             switch self {
-            case .badParameter, .badBody: .badRequest
+            case .badParameter, .badBody, .badRequest: .badRequest
             case .unauthorized: .unauthorized
             case .forbiddenOrigin: .forbidden
             case .notFound: .notFound

@@ -16,7 +16,8 @@ info:
 
     **Errors.** Every error is JSON, `{"error":{"code":"snake_case_code","message":"human sentence"}}`,
     with the fitting status: 400 bad parameter or body, 401 token, 403 origin, 404 unknown path,
-    405 a method the path does not serve (with an `Allow` header), 413 body too large, 415 media
+    400 `bad_request` for bytes that are not an HTTP request at all, 413 `too_large` for headers
+    beyond `--max-header-bytes` (the connection is then closed), 405 a method the path does not serve (with an `Allow` header), 413 body too large, 415 media
     type, 421 host, 429 a server-wide limit is reached. Bad input never causes a 5xx. A refused
     WebSocket upgrade gets the same JSON error as the plain request would.
 
@@ -947,6 +948,7 @@ components:
               enum:
                 - bad_parameter
                 - bad_body
+                - bad_request
                 - unauthorized
                 - forbidden_origin
                 - not_found

@@ -11,9 +11,14 @@ import NIOHTTP1
 /// the HTTP routes use. A request that would be refused loses its Upgrade header, so it travels the
 /// plain HTTP path, where the router refuses it with the same error as any other request; accepted
 /// upgrades pass untouched and the handler leaves the pipeline.
+///
+/// Standing right behind the HTTP decoder, it also answers requests the decoder cannot parse
+/// (oversized headers, garbage): the upgrading pipeline has no error handling of its own, and
+/// such a connection would otherwise hang until the client gives up.
 final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
 
     /// Returns why the request would be refused (it is then refused on the plain HTTP path), or nil to let it upgrade.
     typealias Check = @Sendable (_ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields) -> APIError?
@@ -46,6 +51,27 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
         case .body, .end:
             context.fireChannelRead(data)
         }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        let refusal =
+            parserError == .headerOverflow
+            ? APIError(.tooLarge, "the request headers are larger than the server accepts (--max-header-bytes)")
+            : APIError(.badRequest, "not a valid HTTP request")
+        let body = ByteBuffer(string: refusal.json)
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: Int(refusal.status.code)), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
     }
 
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {

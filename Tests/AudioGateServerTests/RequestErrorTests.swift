@@ -1,0 +1,64 @@
+import AudioGateTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Bad requests get a clean JSON error (or a closed connection) and the server keeps serving.
+@Suite("request errors", .serialized)
+struct RequestErrorTests {
+    @Test("a known path with the wrong method is a 405 naming the allowed methods")
+    func wrongMethod() async throws {
+        let (_, app) = TestServer.make()
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            for (method, path, allow) in [("POST", "/healthz", "GET"), ("PUT", "/v1/playback", "GET, POST, DELETE"), ("DELETE", "/v1/volume", "GET, PUT")] {
+                let response = try Curl.request(port: port, path: path, method: method)
+                #expect(response.status == 405, "\(method) \(path)")
+                #expect(response.headers.lowercased().contains("allow: \(allow.lowercased())"), "\(response.headers)")
+                #expect(response.body.contains("method_not_allowed"))
+            }
+            let unknown = try Curl.request(port: port, path: "/v1/nothing", method: "POST")
+            #expect(unknown.status == 404)
+        }
+    }
+
+    @Test("a body labelled audio/wav that is not WAV is refused and nothing plays")
+    func mislabelledWAV() async throws {
+        let (server, app) = TestServer.make()
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let response = try Curl.request(
+                port: port, path: "/v1/playback?stream=label", method: "POST", headers: ["Content-Type: audio/wav"],
+                body: String(repeating: "not a wav file ", count: 100))
+            #expect(response.status == 400)
+            #expect(response.body.contains("bad_body"))
+            #expect(server.engine.mixer.queuedMilliseconds == 0)
+            #expect(try Curl.request(port: port, path: "/healthz").status == 200)
+        }
+    }
+
+    @Test("headers beyond --max-header-bytes are a 413 at once, garbage a 400, and the server keeps serving")
+    func oversizedHeaders() async throws {
+        let (_, app) = TestServer.make(TestServer.configuration { $0.limits.maxHeaderBytes = 4096 })
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let response = try Curl.request(
+                port: port, path: "/healthz", headers: ["X-Padding: " + String(repeating: "a", count: 8192)])
+            #expect(response.status == 413)
+            #expect(response.body.contains("too_large"))
+            // Bytes that are not HTTP at all get a JSON 400 and a closed connection, not silence.
+            let garbage = """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+                s.sendall(b"GARBAGE\\x01\\x02 \\r\\n\\r\\n")
+                reply = b""
+                while chunk := s.recv(4096):
+                    reply += chunk
+                assert reply.startswith(b"HTTP/1.1 400") and b"bad_request" in reply, reply
+                """
+            #expect(TestCard.run("python3", "-c", garbage, String(port)) == 0)
+            #expect(try Curl.request(port: port, path: "/healthz").status == 200)
+        }
+    }
+}
