@@ -22,6 +22,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         case tooManyRequests = "too_many_requests"
         case unavailable
         case deviceUnavailable = "device_unavailable"
+        case insufficientStorage = "insufficient_storage"
         case internalError = "internal_error"
 
         /// The HTTP status that goes with the code.
@@ -37,6 +38,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
             case .misdirectedRequest: .misdirectedRequest
             case .tooManyRequests: .tooManyRequests
             case .unavailable, .deviceUnavailable: .serviceUnavailable
+            case .insufficientStorage: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
             case .internalError: .internalServerError
             }
         }

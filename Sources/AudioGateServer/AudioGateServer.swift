@@ -12,6 +12,8 @@ public struct AudioGateServer: Sendable {
     public let engine: AudioEngine
     /// The Prometheus registry behind `/metrics`.
     public let metrics: ServerMetrics
+    /// Server-side recordings.
+    public let recordings: RecordingService
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
@@ -19,6 +21,8 @@ public struct AudioGateServer: Sendable {
         self.logger = logger
         metrics = ServerMetrics()
         engine = AudioEngine(configuration: configuration, metrics: metrics, logger: logger)
+        recordings = RecordingService(
+            configuration: configuration, hub: engine.captureHub, metrics: metrics, logger: logger)
     }
 
     /// The router with every route and middleware.
@@ -30,6 +34,7 @@ public struct AudioGateServer: Sendable {
         addMetricsRoutes(to: router)
         addCaptureRoutes(to: router)
         addPlaybackRoutes(to: router)
+        addRecordingRoutes(to: router)
         addDocsRoutes(to: router)
         addPageRoutes(to: router)
         return router
@@ -57,7 +62,8 @@ public struct AudioGateServer: Sendable {
                     check: check)
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
-            services: [engine.capture, engine.playback],
+            // Shut down in reverse: recordings are finished while the capture device still runs.
+            services: [engine.capture, engine.playback, recordings],
             logger: logger)
     }
 

@@ -135,17 +135,22 @@ public final class CaptureHub: CaptureSink {
     }
 
     /// Adds a client with its own queue; its group (and resampler) is created if it is the first.
-    public func subscribe(_ parameters: CaptureParameters, transport: CaptureSubscriber.Transport) throws(APIError)
-        -> CaptureSubscriber
-    {
+    ///
+    /// Recordings pass their own queue length and are neither counted against the client limit nor
+    /// listed among the clients.
+    public func subscribe(
+        _ parameters: CaptureParameters, transport: CaptureSubscriber.Transport, queueMilliseconds: Int? = nil
+    ) throws(APIError) -> CaptureSubscriber {
         let subscriber = CaptureSubscriber(
             id: nextID.add(1, ordering: .relaxed).oldValue, parameters: parameters, transport: transport,
-            queueMilliseconds: limits.captureQueueMilliseconds)
-        try members.withLock { members throws(APIError) in
-            guard members.count < limits.maxCaptureClients else {
-                throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
+            queueMilliseconds: queueMilliseconds ?? limits.captureQueueMilliseconds)
+        if transport != .recording {
+            try members.withLock { members throws(APIError) in
+                guard members.count < limits.maxCaptureClients else {
+                    throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
+                }
+                members.append(subscriber)
             }
-            members.append(subscriber)
         }
         let quality = quality
         core.withLock { core in

@@ -11,6 +11,8 @@ public final class CaptureSubscriber: Sendable {
     public enum Transport: String, Sendable {
         case webSocket = "websocket"
         case http
+        /// A server-side recording (not a network client).
+        case recording
     }
 
     /// What the writer task is handed next.

@@ -5,6 +5,7 @@ extension AudioGateServer {
     func addMetricsRoutes(to router: Router<AudioGateRequestContext>) {
         router.get("/metrics") { _, _ in
             metrics.refresh(from: [engine.capture.monitor.snapshot, engine.playback.monitor.snapshot])
+            recordings.refreshMetrics()
             var buffer: [UInt8] = []
             buffer.reserveCapacity(8192)
             metrics.registry.emit(into: &buffer)

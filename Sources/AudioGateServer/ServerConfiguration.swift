@@ -1,4 +1,5 @@
 import AudioGateDevices
+import Foundation
 
 /// Everything `audiogate serve` can be told; defaults are the documented ones.
 public struct ServerConfiguration: Sendable {
@@ -24,6 +25,14 @@ public struct ServerConfiguration: Sendable {
     public var resamplerQuality: Resampler.Quality = .fastest
     /// Bounds on what clients may hold.
     public var limits = Limits()
+    /// Where server-side recordings are kept.
+    public var dataDirectory = ServerConfiguration.defaultDataDirectory
+    /// Finished recordings older than this many hours are removed (0 keeps them).
+    public var retentionHours = 24.0
+    /// Most megabytes recordings may take on disk; the oldest finished ones go first (0: no cap).
+    public var maxDiskMegabytes = 0
+    /// Seconds between retention sweeps.
+    public var retentionSweepSeconds = 60.0
 
     public init() {}
 
@@ -43,6 +52,8 @@ public struct ServerConfiguration: Sendable {
         public var maxHeaderBytes = 16 << 10
         /// Seconds a connection may sit idle (or trickle a request) before it is closed.
         public var idleTimeoutSeconds = 60
+        /// Most recordings running at once.
+        public var maxRecordings = 16
 
         public init() {}
 
@@ -54,6 +65,7 @@ public struct ServerConfiguration: Sendable {
             case maxWebSocketMessageBytes = "max_websocket_message_bytes"
             case maxHeaderBytes = "max_header_bytes"
             case idleTimeoutSeconds = "idle_timeout_seconds"
+            case maxRecordings = "max_recordings"
         }
     }
 
@@ -65,5 +77,15 @@ public struct ServerConfiguration: Sendable {
     /// Playback device parameters.
     public var playbackRequest: PCMRequest {
         PCMRequest(preferredChannels: 2, periodMilliseconds: periodMilliseconds, bufferMilliseconds: bufferMilliseconds)
+    }
+}
+
+extension ServerConfiguration {
+    /// `$XDG_STATE_HOME/audiogate`, else `~/.local/state/audiogate`, else `/var/lib/audiogate`.
+    public static var defaultDataDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/audiogate" }
+        if let home = environment["HOME"], home.hasPrefix("/"), home != "/" { return home + "/.local/state/audiogate" }
+        return "/var/lib/audiogate"
     }
 }

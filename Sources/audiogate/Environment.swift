@@ -12,6 +12,10 @@ enum Environment {
         string(flag).flatMap { Int($0) }
     }
 
+    static func double(_ flag: String) -> Double? {
+        string(flag).flatMap { Double($0) }
+    }
+
     static func list(_ flag: String) -> [String] {
         string(flag)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
     }

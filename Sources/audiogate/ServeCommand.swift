@@ -64,6 +64,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection may idle or trickle a request body before it is closed. [env AUDIOGATE_IDLE_TIMEOUT]")
     var idleTimeout: Int = Environment.int("idle-timeout") ?? 60
 
+    @Option(help: "Directory for server-side recordings (default $XDG_STATE_HOME/audiogate or ~/.local/state/audiogate). [env AUDIOGATE_DATA_DIR]")
+    var dataDir: String = Environment.string("data-dir") ?? ServerConfiguration.defaultDataDirectory
+
+    @Option(help: "Remove finished recordings this many hours after they ended; 0 keeps them. [env AUDIOGATE_RETENTION_HOURS]")
+    var retentionHours: Double = Environment.double("retention-hours") ?? 24
+
+    @Option(help: "Most megabytes recordings may take; the oldest finished ones are removed first, then a recording fails. 0: no cap. [env AUDIOGATE_MAX_DISK_MB]")
+    var maxDiskMb: Int = Environment.int("max-disk-mb") ?? 0
+
+    @Option(help: "Most recordings running at once; more get 429. [env AUDIOGATE_MAX_RECORDINGS]")
+    var maxRecordings: Int = Environment.int("max-recordings") ?? 16
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
     var logLevel: String = Environment.string("log-level") ?? "info"
 
@@ -79,10 +91,13 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...100_000).contains(maxCaptureClients), (20...60_000).contains(captureQueueMs),
             (1...1024).contains(maxPlaybackStreams), (1...3600).contains(playbackQueueSeconds),
             (1024...(64 << 20)).contains(maxMessageBytes), (1024...(1 << 20)).contains(maxHeaderBytes),
-            (1...86_400).contains(idleTimeout)
+            (1...86_400).contains(idleTimeout), (1...1024).contains(maxRecordings)
         else {
             throw ValidationError("a limit is out of range: see --help for each limit's meaning")
         }
+        guard retentionHours.isFinite, retentionHours >= 0 else { throw ValidationError("--retention-hours must be 0 or more") }
+        guard maxDiskMb >= 0 else { throw ValidationError("--max-disk-mb must be 0 (no cap) or more") }
+        guard !dataDir.isEmpty else { throw ValidationError("--data-dir must name a directory") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
@@ -115,6 +130,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maxWebSocketMessageBytes = maxMessageBytes
         configuration.limits.maxHeaderBytes = maxHeaderBytes
         configuration.limits.idleTimeoutSeconds = idleTimeout
+        configuration.limits.maxRecordings = maxRecordings
+        configuration.dataDirectory = dataDir
+        configuration.retentionHours = retentionHours
+        configuration.maxDiskMegabytes = maxDiskMb
 
         if !["127.0.0.1", "::1", "localhost"].contains(host) && token == nil {
             logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")

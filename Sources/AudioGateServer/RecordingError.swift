@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why writing a recording failed; the code and message are what `failure` shows.
+public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Machine-readable reasons; the raw value is the `code` clients see.
+    public enum Code: String, Sendable, Codable {
+        /// The file system is full (ENOSPC or EDQUOT).
+        case noSpace = "no_space"
+        /// `--max-disk-mb` is reached and no finished recording is left to remove.
+        case diskLimit = "disk_limit"
+        /// Any other file-system error.
+        case io = "io_error"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The error for a failed system call, from `errno`.
+    static func system(_ call: String, path: String, errno number: Int32 = errno) -> RecordingError {
+        let text = String(cString: strerror(number))
+        let code: Code = number == ENOSPC || number == EDQUOT ? .noSpace : .io
+        return RecordingError(code, "\(call) \(path): \(text)")
+    }
+}
+
+/// Runs a system call, retrying on EINTR; a negative result becomes a `RecordingError`.
+@discardableResult
+func systemCheck<T: BinaryInteger>(_ call: String, path: String, _ body: () -> T) throws(RecordingError) -> T {
+    while true {
+        let result = body()
+        if result >= 0 { return result }
+        let number = errno
+        if number == EINTR { continue }
+        throw RecordingError.system(call, path: path, errno: number)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes` for bodies that throw `RecordingError` (the standard one loses the type).
+    func withRecordingBytes<T>(_ body: (UnsafeRawBufferPointer) throws(RecordingError) -> T) throws(RecordingError) -> T {
+        let result: Result<T, RecordingError> = withUnsafeBytes { raw in
+            do throws(RecordingError) { return .success(try body(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+}

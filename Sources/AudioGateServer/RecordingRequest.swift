@@ -1,0 +1,109 @@
+import AudioGateCore
+import Foundation
+
+/// The body of `POST /v1/recordings`, decoded and validated.
+public struct RecordingRequest: Sendable, Equatable {
+    /// Sample formats a recording may be written in (the WAV-native ones).
+    public static let formats: [SampleFormat] = [.s16le, .s24le3, .s32le, .f32le]
+    /// Allowed segment lengths in seconds.
+    public static let segmentSeconds = 1...3600
+    /// Longest `max_seconds` (a week).
+    public static let maximumSeconds = 7 * 86_400.0
+    /// Longest name in bytes.
+    public static let maximumNameBytes = 200
+
+    /// Rate, channels and sample format of the files.
+    public var format = AudioFormat(rate: 16000, channels: 1, sampleFormat: .s16le)
+    /// Length of every segment but the last, in seconds.
+    public var segmentSeconds = 30
+    /// Stop after this many seconds of audio (nil: until stopped).
+    public var maxSeconds: Double?
+    /// A label for people; not used in file names.
+    public var name: String?
+
+    /// The defaults: 16 kHz mono s16le in 30 s segments, no time limit.
+    public init() {}
+
+    private struct Body: Decodable {
+        var rate: Int?
+        var channels: Int?
+        var format: String?
+        var segmentSeconds: Int?
+        var maxSeconds: Double?
+        var name: String?
+    }
+
+    /// Decodes a JSON body (an empty body takes every default); throws a 400 naming the bad field.
+    public init(json data: Data) throws(APIError) {
+        guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let body: Body
+        do {
+            body = try decoder.decode(Body.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw APIError(.badBody, "'\(Self.field(context))' has the wrong type")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw APIError(.badBody, "'\(Self.field(context))' has the wrong type")
+        } catch {
+            throw APIError(
+                .badBody,
+                "expected a JSON object such as {\"rate\":16000,\"channels\":1,\"format\":\"s16le\",\"segment_seconds\":30,\"max_seconds\":null,\"name\":\"...\"}"
+            )
+        }
+        if let rate = body.rate {
+            guard ClientFormats.captureRates.contains(rate) else {
+                throw APIError(.badBody, "'rate' must be one of \(ClientFormats.captureRates.map(String.init).joined(separator: ", "))")
+            }
+            format.rate = rate
+        }
+        if let channels = body.channels {
+            guard ClientFormats.channels.contains(channels) else {
+                throw APIError(.badBody, "'channels' must be 1 or 2")
+            }
+            format.channels = channels
+        }
+        if let text = body.format {
+            guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
+                throw APIError(.badBody, "'format' must be one of \(Self.formats.map(\.rawValue).joined(separator: ", "))")
+            }
+            format.sampleFormat = sampleFormat
+        }
+        if let seconds = body.segmentSeconds {
+            guard Self.segmentSeconds.contains(seconds) else {
+                throw APIError(
+                    .badBody,
+                    "'segment_seconds' must be an integer from \(Self.segmentSeconds.lowerBound) to \(Self.segmentSeconds.upperBound)")
+            }
+            segmentSeconds = seconds
+        }
+        if let seconds = body.maxSeconds {
+            guard seconds.isFinite, seconds > 0, seconds <= Self.maximumSeconds else {
+                throw APIError(.badBody, "'max_seconds' must be null or a number above 0 and at most \(Int(Self.maximumSeconds))")
+            }
+            maxSeconds = seconds
+        }
+        if let name = body.name {
+            guard name.utf8.count <= Self.maximumNameBytes,
+                !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw APIError(.badBody, "'name' must be at most \(Self.maximumNameBytes) bytes without control characters")
+            }
+            self.name = name
+        }
+    }
+
+    private static func field(_ context: DecodingError.Context) -> String {
+        let key = context.codingPath.last?.stringValue ?? "body"
+        // Names come back in the client's spelling: snake_case.
+        return key.reduce(into: "") { name, character in
+            if character.isUppercase { name += "_" + character.lowercased() } else { name.append(character) }
+        }
+    }
+
+    /// Frames per segment.
+    var segmentFrames: Int { segmentSeconds * format.rate }
+
+    /// Frames after which the recording completes, if limited.
+    var maxFrames: Int? { maxSeconds.map { max(1, Int(($0 * Double(format.rate)).rounded())) } }
+}

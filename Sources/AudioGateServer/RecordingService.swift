@@ -1,0 +1,256 @@
+import AudioGateCore
+import Foundation
+import Logging
+import NIOPosix
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// Server-side recordings: starts, stops, lists and removes them, keeps them within the retention
+/// policy, and finishes every running one on graceful shutdown.
+///
+/// The recordings directory is read (and interrupted recordings repaired) when the service is made,
+/// before the server answers anything.
+public final class RecordingService: Service, Sendable {
+    private let hub: CaptureHub
+    private let store: Result<RecordingStore, RecordingError>
+    private let quota: DiskQuota
+    private let pool: NIOThreadPool
+    private let retentionSeconds: Double
+    private let sweepInterval: Duration
+    private let maxRecordings: Int
+    private let logger: Logger
+    private let recordings = Mutex<[String: Recording]>([:])
+    private let jobs: AsyncStream<Recording>
+    private let jobQueue: AsyncStream<Recording>.Continuation
+    private let accepting = Atomic<Bool>(true)
+    private let activeGauge: Gauge
+    private let diskGauge: Gauge
+
+    public init(configuration: ServerConfiguration, hub: CaptureHub, metrics: ServerMetrics, logger: Logger) {
+        self.hub = hub
+        self.logger = logger
+        pool = .singleton
+        retentionSeconds = configuration.retentionHours * 3600
+        sweepInterval = .milliseconds(Int64(max(configuration.retentionSweepSeconds, 0.05) * 1000))
+        maxRecordings = configuration.limits.maxRecordings
+        quota = DiskQuota(limitMegabytes: configuration.maxDiskMegabytes)
+        (jobs, jobQueue) = AsyncStream.makeStream(of: Recording.self)
+        activeGauge = metrics.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "audiogate", subsystem: "recordings", metricName: "active", unitName: "", helpText: "Recordings capturing now"))
+        diskGauge = metrics.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "audiogate", subsystem: "recordings", metricName: "disk", unitName: "bytes",
+                helpText: "Bytes the recordings take on disk"))
+        do throws(RecordingError) {
+            let store = try RecordingStore(dataDirectory: configuration.dataDirectory, logger: logger)
+            let (found, bytes) = store.loadAll()
+            quota.add(bytes)
+            recordings.withLock { table in
+                for info in found { table[info.id] = Recording(finished: info) }
+            }
+            self.store = .success(store)
+        } catch {
+            logger.error("recordings are unavailable: \(error.message)")
+            store = .failure(error)
+        }
+        quota.onFull { [weak self] in self?.removeOldestFinished() ?? false }
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { [self] in
+                    try? await cancelWhenGracefulShutdown {
+                        while true {
+                            await self.sweep()
+                            try await Task.sleep(for: self.sweepInterval)
+                        }
+                    }
+                }
+                for await recording in jobs {
+                    group.addTask { [self] in await recording.run(hub: hub, pool: pool) }
+                }
+            }
+        } onGracefulShutdown: { [self] in
+            accepting.store(false, ordering: .sequentiallyConsistent)
+            jobQueue.finish()
+            for recording in recordings.withLock({ Array($0.values) }) where recording.isRunning {
+                recording.requestStop(reason: "shutdown")
+            }
+        }
+    }
+
+    // MARK: - API
+
+    /// Starts a recording and answers its first state.
+    func start(_ request: RecordingRequest) async throws(APIError) -> RecordingInfo {
+        let store = try availableStore()
+        guard accepting.load(ordering: .sequentiallyConsistent) else {
+            throw APIError(.unavailable, "the server is shutting down")
+        }
+        let running = recordings.withLock { $0.values.count { $0.isRunning } }
+        guard running < maxRecordings else {
+            throw APIError(.tooManyRequests, "the server already runs \(maxRecordings) recordings")
+        }
+        let id = RecordingID.make()
+        let info = RecordingInfo(
+            id: id, name: request.name, state: .recording, rate: request.format.rate,
+            channels: request.format.channels, format: request.format.sampleFormat.rawValue,
+            segmentSeconds: request.segmentSeconds, maxSeconds: request.maxSeconds,
+            startedAt: Timestamp.format(Date()), endedAt: nil, frames: 0, bytes: 0, segments: [], gaps: [],
+            failure: nil, stopReason: nil)
+        let created = await blocking { () -> Result<Void, RecordingError> in
+            do throws(RecordingError) {
+                try store.create(id)
+                try store.save(info)
+                return .success(())
+            } catch {
+                store.remove(id)
+                return .failure(error)
+            }
+        }
+        if case .failure(let error) = created {
+            logger.error("cannot start a recording: \(error)")
+            throw error.code == .io
+                ? APIError(.internalError, "cannot create the recording: \(error.message)")
+                : APIError(.insufficientStorage, error.message)
+        }
+        var parameters = CaptureParameters()
+        parameters.format = request.format
+        parameters.chunkMilliseconds = Recording.chunkMilliseconds
+        let subscriber = try hub.subscribe(parameters, transport: .recording, queueMilliseconds: Recording.queueMilliseconds)
+        let recording = Recording(
+            writer: RecordingWriter(info: info, request: request, store: store, quota: quota), subscriber: subscriber)
+        recordings.withLock { $0[id] = recording }
+        jobQueue.yield(recording)
+        logger.info(
+            "recording \(id) started", metadata: ["format": "\(request.format.rate) Hz \(request.format.channels) ch \(request.format.sampleFormat.rawValue)"])
+        return info
+    }
+
+    /// Every recording, oldest first.
+    var all: [RecordingInfo] {
+        recordings.withLock { $0.values.map(\.info) }.sorted { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+    }
+
+    /// One recording's state.
+    func info(_ id: String) throws(APIError) -> RecordingInfo {
+        try recording(id).info
+    }
+
+    /// Stops a recording (no-op when it has ended) and answers its final state.
+    func stop(_ id: String) async throws(APIError) -> RecordingInfo {
+        let recording = try recording(id)
+        if recording.isRunning { await recording.stop(reason: "request") }
+        return recording.info
+    }
+
+    /// Stops a recording if it runs, then removes it and its files.
+    func delete(_ id: String) async throws(APIError) {
+        let recording = try recording(id)
+        if recording.isRunning { await recording.stop(reason: "request") }
+        guard recordings.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+        let store = try availableStore()
+        let freed = await blocking { store.remove(id) }
+        quota.release(freed)
+        logger.info("recording \(id) deleted", metadata: ["bytes": "\(freed)"])
+    }
+
+    /// Where one segment's samples are, for a download.
+    func segment(_ id: String, index: Int) throws(APIError) -> SegmentDownload {
+        let store = try availableStore()
+        let info = try recording(id).info
+        guard info.segments.indices.contains(index) else {
+            throw APIError(.notFound, "recording \(id) has no segment \(index)")
+        }
+        let segment = info.segments[index]
+        return SegmentDownload(
+            path: store.path(of: id, file: segment.file), format: info.audioFormat, frames: segment.frames,
+            name: "\(id)-\(segment.file)")
+    }
+
+    /// Disk use for `GET /v1/recordings`.
+    var disk: (usedBytes: Int, limitBytes: Int?, directory: String?) {
+        let directory = try? store.get().root
+        return (quota.usedBytes, quota.limitBytes, directory)
+    }
+
+    /// Copies counts into the Prometheus gauges (at scrape time).
+    func refreshMetrics() {
+        activeGauge.set(to: Double(recordings.withLock { $0.values.count { $0.isRunning } }))
+        diskGauge.set(to: Double(quota.usedBytes))
+    }
+
+    // MARK: - Retention
+
+    /// Removes finished recordings older than the retention time, then the oldest finished ones
+    /// while the disk cap is exceeded.
+    func sweep() async {
+        guard case .success = store else { return }
+        let now = Date()
+        let expired = recordings.withLock { table -> [String] in
+            guard retentionSeconds > 0 else { return [] }
+            return table.values.compactMap { recording in
+                let info = recording.info
+                guard info.state.isFinished, let ended = info.endedAt.flatMap(Timestamp.parse),
+                    now.timeIntervalSince(ended) > retentionSeconds
+                else { return nil }
+                return info.id
+            }
+        }
+        for id in expired {
+            await blocking { [self] in remove(id, why: "older than the retention time") }
+        }
+        if let limit = quota.limitBytes {
+            while quota.usedBytes > limit, await blocking({ [self] in removeOldestFinished() }) {}
+        }
+    }
+
+    /// Removes the finished recording that started first; false when there is none.
+    private func removeOldestFinished() -> Bool {
+        let oldest = recordings.withLock { table in
+            table.values.map(\.info).filter(\.state.isFinished).min { ($0.startedAt, $0.id) < ($1.startedAt, $1.id) }
+        }
+        guard let oldest else { return false }
+        remove(oldest.id, why: "the disk limit was reached")
+        return true
+    }
+
+    /// Forgets a finished recording and deletes its folder (blocking).
+    private func remove(_ id: String, why: String) {
+        guard case .success(let store) = store, recordings.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+        let freed = store.remove(id)
+        quota.release(freed)
+        logger.notice("recording \(id) removed: \(why)", metadata: ["bytes": "\(freed)"])
+    }
+
+    // MARK: - Helpers
+
+    private func availableStore() throws(APIError) -> RecordingStore {
+        switch store {
+        case .success(let store): return store
+        case .failure(let error): throw APIError(.unavailable, "recordings are unavailable: \(error.message)")
+        }
+    }
+
+    private func recording(_ id: String) throws(APIError) -> Recording {
+        guard RecordingID.isValid(id) else {
+            throw APIError(.badParameter, "invalid recording id: ids are 1-64 characters of 0-9, a-z and '-'")
+        }
+        guard let recording = recordings.withLock({ $0[id] }) else {
+            throw APIError(.notFound, "no recording \(id)")
+        }
+        return recording
+    }
+
+    /// Runs blocking file work on the thread pool (inline once the pool has shut down).
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        do {
+            return try await pool.runIfActive(body)
+        } catch {
+            return body()
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension RecordingStore {
+    /// Reads every recording in the directory, repairing the ones the server was writing when it
+    /// died; answers them with the bytes the directory holds.
+    func loadAll() -> (recordings: [RecordingInfo], bytes: Int) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        var recordings: [RecordingInfo] = []
+        var bytes = 0
+        for name in names.sorted() where RecordingID.isValid(name) {
+            let folder = directory(of: name)
+            unlink(folder + "/" + Self.metadataFile + ".tmp")
+            bytes += Self.size(ofDirectory: folder)
+            guard let data = FileManager.default.contents(atPath: folder + "/" + Self.metadataFile),
+                var info = try? Self.decoder.decode(RecordingInfo.self, from: data), info.id == name
+            else {
+                logger.warning("skipping \(folder): it has no readable \(Self.metadataFile)")
+                continue
+            }
+            if info.state == .recording {
+                info = repaired(info)
+                do {
+                    try save(info)
+                } catch {
+                    logger.error("could not save the repaired recording \(name): \(error)")
+                }
+                logger.notice(
+                    "recording \(name) was interrupted; kept \(String(format: "%.1f", info.durationSeconds)) s in \(info.segments.count) segments")
+            }
+            recordings.append(info)
+        }
+        return (recordings, bytes)
+    }
+
+    /// The recording as found on disk: complete segments as listed, then every later segment file
+    /// repaired and counted from its size.
+    func repaired(_ original: RecordingInfo) -> RecordingInfo {
+        var info = original
+        let format = info.audioFormat
+        var segments = Array(info.segments.prefix { $0.complete })
+        var frame = segments.last.map { $0.startFrame + $0.frames } ?? 0
+        while true {
+            let index = segments.count
+            let file = Self.segmentFile(index)
+            let path = path(of: info.id, file: file)
+            guard access(path, F_OK) == 0 else { break }
+            let frames: Int
+            do {
+                frames = try SegmentFile.repair(path: path, format: format)
+            } catch {
+                logger.error("could not repair \(path): \(error)")
+                break
+            }
+            guard frames > 0 else { break }
+            segments.append(
+                RecordingInfo.Segment(
+                    index: index, file: file, url: Self.segmentURL(id: info.id, index: index), startFrame: frame,
+                    frames: frames, startTime: info.time(atFrame: frame), complete: true, repaired: true))
+            frame += frames
+        }
+        info.segments = segments
+        info.frames = frame
+        info.bytes = segments.reduce(0) { $0 + SegmentFile.headerBytes + $1.frames * format.bytesPerFrame }
+        info.gaps.removeAll { $0.startFrame >= frame }
+        info.state = .interrupted
+        info.endedAt = info.time(atFrame: frame)
+        info.failure = RecordingInfo.Failure(
+            code: "interrupted", message: "the server stopped while recording; the last segment was repaired")
+        return info
+    }
+
+    /// Where segment `index` of a recording is downloaded.
+    static func segmentURL(id: String, index: Int) -> String { "/v1/recordings/\(id)/segments/\(index).wav" }
+}

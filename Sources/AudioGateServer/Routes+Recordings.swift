@@ -1,0 +1,51 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension AudioGateServer {
+    /// `/v1/recordings`: start, list, inspect, stop, delete, and download segments.
+    func addRecordingRoutes(to router: Router<AudioGateRequestContext>) {
+        let service = recordings
+        router.post("/v1/recordings") { request, _ in
+            let body = try await request.body.collect(upTo: 4096)
+            let recording = try await service.start(RecordingRequest(json: Data(buffer: body)))
+            var response = try JSONResponse.make(RecordingResource(recording, detailed: true), status: .created)
+            response.headers[.location] = "/v1/recordings/\(recording.id)"
+            return response
+        }
+        router.get("/v1/recordings") { _, _ in
+            let disk = service.disk
+            return try JSONResponse.make(
+                RecordingList(
+                    recordings: service.all.map { RecordingResource($0, detailed: false) },
+                    disk: .init(usedBytes: disk.usedBytes, limitBytes: disk.limitBytes, dataDir: disk.directory)))
+        }
+        router.get("/v1/recordings/:id") { _, context in
+            try JSONResponse.make(RecordingResource(try service.info(context.parameters.require("id")), detailed: true))
+        }
+        router.post("/v1/recordings/:id/stop") { _, context in
+            let info = try await service.stop(context.parameters.require("id"))
+            return try JSONResponse.make(RecordingResource(info, detailed: true))
+        }
+        router.delete("/v1/recordings/:id") { _, context in
+            try await service.delete(context.parameters.require("id"))
+            return Response(status: .noContent)
+        }
+        router.get("/v1/recordings/:id/segments/:file") { request, context in
+            let file = try context.parameters.require("file")
+            guard file.hasSuffix(".wav"), let index = Int(file.dropLast(4)), index >= 0, file.count <= 12 else {
+                throw APIError(.notFound, "segments are named <n>.wav, counting from 0")
+            }
+            let download = try service.segment(context.parameters.require("id"), index: index)
+            return try SegmentResponse.make(download, range: request.headers[.range])
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import AudioGateCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One WAV segment on disk, owned through its file descriptor.
+///
+/// The header is written first and rewritten on every `flushHeader()`, always after the data it
+/// counts, so the file is a valid WAV up to the last flush whenever the process dies.
+final class SegmentFile {
+    /// Bytes of the canonical header in front of the samples.
+    static let headerBytes = 44
+
+    let path: String
+    let format: AudioFormat
+    private var descriptor: Int32
+    /// Sample bytes written so far.
+    private(set) var dataBytes = 0
+
+    /// Creates a new file (never replacing one) holding an empty WAV.
+    init(creating path: String, format: AudioFormat) throws(RecordingError) {
+        self.path = path
+        self.format = format
+        descriptor = try systemCheck("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+        do {
+            try writeHeader()
+        } catch {
+            close(descriptor)
+            descriptor = -1
+            unlink(path)
+            throw error
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Appends sample bytes at the end of the file.
+    func append(_ bytes: UnsafeRawBufferPointer) throws(RecordingError) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = try systemCheck("write", path: path) {
+                pwrite(descriptor, base + offset, bytes.count - offset, off_t(Self.headerBytes + dataBytes + offset))
+            }
+            offset += written
+        }
+        dataBytes += bytes.count
+    }
+
+    /// Rewrites the header so it counts every byte written so far.
+    func flushHeader() throws(RecordingError) {
+        try writeHeader()
+    }
+
+    /// Makes the header final and the file durable, then closes it.
+    func finish() throws(RecordingError) {
+        guard descriptor >= 0 else { return }
+        defer {
+            close(descriptor)
+            descriptor = -1
+        }
+        try writeHeader()
+        try systemCheck("fdatasync", path: path) { fdatasync(descriptor) }
+    }
+
+    private func writeHeader() throws(RecordingError) {
+        let header = WAVHeader.encode(format: format, dataByteCount: dataBytes)
+        let written = try header.withRecordingBytes { raw throws(RecordingError) in
+            try systemCheck("write", path: path) { pwrite(descriptor, raw.baseAddress, raw.count, 0) }
+        }
+        guard written == header.count else { throw RecordingError(.io, "short header write to \(path)") }
+    }
+}
