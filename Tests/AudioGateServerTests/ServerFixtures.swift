@@ -19,9 +19,14 @@ enum TestServer {
         configuration.port = 0
         configuration.captureDevice = device
         configuration.playbackDevice = device
+        configuration.dataDirectory = scratchDataDirectory
         adjust(&configuration)
         return configuration
     }
+
+    /// Recordings of servers that do not test them go here, not into the user's state directory.
+    static let scratchDataDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("audiogate-tests-\(ProcessInfo.processInfo.processIdentifier)").path
 
     /// A server and its application.
     static func make(_ configuration: ServerConfiguration = configuration()) -> (AudioGateServer, some ApplicationProtocol) {
