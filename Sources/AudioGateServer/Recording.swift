@@ -55,12 +55,15 @@ final class Recording: Sendable {
             case .chunk(_, let timestamp, _):
                 let bytes = buffer
                 let reason = gapReason
-                gapReason = nil
                 switch await perform(on: pool, { writer throws(RecordingError) in
-                    try writer.write(bytes, timestamp: timestamp, gapReason: reason)
-                    return writer.reachedLimit
+                    let gap = try writer.write(bytes, timestamp: timestamp, gapReason: reason)
+                    return (gap, writer.reachedLimit)
                 }) {
-                case .success(let reached): reachedLimit = reached
+                case .success(let (gap, reached)):
+                    // Chunks captured before a loss are handed out after its event: the reason
+                    // waits for the gap it explains.
+                    if gap { gapReason = nil }
+                    reachedLimit = reached
                 case .failure(let error): failure = error
                 }
             case .overrun:

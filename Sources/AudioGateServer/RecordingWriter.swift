@@ -41,19 +41,25 @@ final class RecordingWriter {
 
     /// Writes one chunk whose first frame was captured at `timestamp` (monotonic ns); `gapReason`
     /// names what the events since the last chunk say about a jump in timestamps.
-    func write(_ bytes: [UInt8], timestamp: UInt64, gapReason: String?) throws(RecordingError) {
+    ///
+    /// Answers whether a gap was written (the reason is then used up).
+    @discardableResult
+    func write(_ bytes: [UInt8], timestamp: UInt64, gapReason: String?) throws(RecordingError) -> Bool {
         let frames = bytes.count / format.bytesPerFrame
         if info.frames == 0 && expectedTimestamp == nil {
             // Date the recording by its first captured frame rather than by the request.
             let age = Double(MonotonicClock.nowNanoseconds() &- timestamp) / 1e9
             info.startedAt = Timestamp.format(Date().addingTimeInterval(-max(0, age)))
         }
+        var gapWritten = false
         if let expected = expectedTimestamp, timestamp > expected &+ Self.gapThresholdNanoseconds {
             let missing = Int((Double(timestamp - expected) * Double(format.rate) / 1e9).rounded())
             try writeGap(frames: missing, reason: gapReason ?? "xrun")
+            gapWritten = true
         }
         expectedTimestamp = timestamp &+ UInt64(Double(frames) * 1e9 / Double(format.rate))
         try bytes.withRecordingBytes { raw throws(RecordingError) in try append(raw) }
+        return gapWritten
     }
 
     /// Ends the recording: the open segment is finalized and the metadata saved with `state`.
