@@ -1,0 +1,88 @@
+import AudioGateCore
+import AudioGateTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kill -9` of the real server binary in the middle of a recording, then a restart.
+@Suite("recordings survive a crash", .serialized)
+struct RecordingCrashTests {
+    /// The `audiogate` executable built beside the tests.
+    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/debug/audiogate").path
+
+    /// Starts `audiogate serve` on the test card and waits for `/healthz`.
+    static func serve(port: Int, data: String) async throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--device", TestCard.device, "--port", "\(port)", "--data-dir", data, "--log-level", "warning"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let up = await Poll.until(seconds: 15) { (try? Curl.request(port: port, path: "/healthz").status) == 200 }
+        try #require(up != nil, "the server did not come up")
+        return process
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test("after kill -9 every recording is listed, complete segments intact, the cut one repaired and playable")
+    func killNine() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the server first: swift build")
+        let data = RecordingFixtures.temporaryDirectory("crash")
+        let port = 20000 + Int(getpid() % 20000)
+        let first = try await Self.serve(port: port, data: data)
+        let created = try Curl.request(port: port, path: "/v1/recordings", method: "POST", body: #"{"segment_seconds":1,"name":"crash"}"#)
+        #expect(created.status == 201)
+        let id = try #require(Self.json(created.body)["id"] as? String)
+        let finished = try Curl.request(port: port, path: "/v1/recordings", method: "POST", body: #"{"max_seconds":0.5}"#)
+        let finishedID = try #require(Self.json(finished.body)["id"] as? String)
+        try await Task.sleep(for: .seconds(2.6))
+        kill(first.processIdentifier, SIGKILL)
+        first.waitByPolling()
+
+        // Before any repair the open segment is already a valid WAV up to its last header flush.
+        let folder = data + "/recordings/" + id
+        let files = RecordingFixtures.files(under: folder).filter { $0.hasSuffix(".wav") }
+        try #require(files.count >= 2, "files \(files)")
+        let cut = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/" + files.last!)))
+        let header = try WAVHeader.parse(cut)
+        #expect(header.dataOffset + (header.dataByteCount ?? 0) <= cut.count)
+
+        let second = try await Self.serve(port: port, data: data)
+        defer {
+            second.terminate()
+            second.waitByPolling()
+        }
+        let list = Self.json(try Curl.request(port: port, path: "/v1/recordings").body)
+        let listed = list.objects("recordings")
+        #expect(Set(listed.compactMap { $0["id"] as? String }) == [id, finishedID])
+        #expect(listed.first { $0["id"] as? String == finishedID }?["state"] as? String == "completed")
+
+        let details = Self.json(try Curl.request(port: port, path: "/v1/recordings/\(id)").body)
+        #expect(details["state"] as? String == "interrupted")
+        let segments = details.objects("segments")
+        let frames = segments.compactMap { $0.int("frames") }
+        RealTime.log("after kill -9: \(frames) frames per segment, \(details["duration_seconds"] ?? "-") s kept")
+        #expect(frames.dropLast().allSatisfy { $0 == 16000 })
+        #expect(segments.dropLast().allSatisfy { $0["repaired"] as? Bool == false })
+        #expect(segments.last?["repaired"] as? Bool == true)
+        #expect(segments.allSatisfy { $0["complete"] as? Bool == true })
+        let total = details.int("frames") ?? 0
+        #expect(total == frames.reduce(0, +))
+        #expect(total > 16000 * 3 / 2 && total < 16000 * 4, "kept \(total) frames of about 2.6 s")
+
+        // Every segment downloads as a WAV holding exactly its listed frames.
+        for (index, count) in frames.enumerated() {
+            let file = data + "/download.wav"
+            let status = TestCard.run("curl", "-sf", "-o", file, "http://127.0.0.1:\(port)/v1/recordings/\(id)/segments/\(index).wav")
+            #expect(status == 0)
+            let wav = try RecordingFixtures.readWAV([UInt8](Data(contentsOf: URL(fileURLWithPath: file))))
+            #expect(wav.samples.count == count, "segment \(index)")
+        }
+    }
+}
