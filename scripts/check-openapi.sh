@@ -29,7 +29,8 @@ log=$(mktemp)
 work=$(mktemp -d)
 
 # The token makes the run cover the documented 401s and proves the public routes stay public.
-"$binary" serve --device loopback --host 127.0.0.1 --port "$port" --token "$token" --log-level warning >"$log" 2>&1 &
+"$binary" serve --device loopback --host 127.0.0.1 --port "$port" --token "$token" --data-dir "$work/data" \
+    --max-recordings 4 --max-disk-mb 8 --log-level warning >"$log" 2>&1 &
 server=$!
 cleanup() {
     kill "$server" 2>/dev/null || true

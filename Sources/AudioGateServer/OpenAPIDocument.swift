@@ -18,7 +18,8 @@ info:
     with the fitting status: 400 bad parameter or body, 401 token, 403 origin, 404 unknown path,
     400 `bad_request` for bytes that are not an HTTP request at all, 413 `too_large` for headers
     beyond `--max-header-bytes` (the connection is then closed), 405 a method the path does not serve (with an `Allow` header), 413 body too large, 415 media
-    type, 421 host, 429 a server-wide limit is reached. Bad input never causes a 5xx. A refused
+    type, 416 a byte range past the end, 421 host, 429 a server-wide limit is reached, 503
+    recordings unavailable, 507 no disk space for a new recording. Bad input never causes a 5xx. A refused
     WebSocket upgrade gets the same JSON error as the plain request would.
 
     **Security defaults.** The server binds 127.0.0.1 unless `--host` says otherwise. On every
@@ -37,7 +38,8 @@ info:
     WebSocket together), 1000 ms of audio queued per capture client before its oldest audio is
     dropped, 32 playback streams, 60 s of audio queued per playback stream (more waits: the upload
     is slowed by TCP flow control, which also bounds the request body rate), 1 MiB per WebSocket
-    message, 16 KiB of request headers, 60 s idle (or trickling) before a connection is closed.
+    message, 16 KiB of request headers, 60 s idle (or trickling) before a connection is closed,
+    16 recordings running at once.
     Each is a command-line flag (`audiogate serve --help`).
 
     **Shutdown.** On SIGTERM or SIGINT the server stops accepting, ends endless capture streams,
@@ -60,6 +62,8 @@ tags:
     description: live microphone audio
   - name: playback
     description: playing audio, barge-in, volume
+  - name: recordings
+    description: server-side recordings in WAV segments
   - name: docs
     description: this document and the demo page
 paths:
@@ -189,6 +193,7 @@ paths:
                   max_websocket_message_bytes: 1048576
                   max_header_bytes: 16384
                   idle_timeout_seconds: 60
+                  max_recordings: 16
         "401":
           $ref: "#/components/responses/Unauthorized"
         "403":
@@ -754,6 +759,260 @@ paths:
           $ref: "#/components/responses/TooLarge"
         "421":
           $ref: "#/components/responses/MisdirectedRequest"
+  /v1/recordings:
+    post:
+      operationId: startRecording
+      tags: [recordings]
+      summary: Start a server-side recording
+      description: |
+        Records the microphone on the server into WAV segments under `--data-dir`, without a client
+        staying connected. Several recordings may run at once, each in its own format. Segment `n`
+        holds exactly frames `n × rate × segment_seconds` up to the next segment's first frame: no
+        sample is lost or doubled between segments. A segment being written is a valid WAV up to its
+        last header flush (at least once per second of audio), so `kill -9` loses at most a second;
+        at the next start the cut segment is repaired and the recording is listed as `interrupted`.
+        Audio missing from the timeline (device lost, an xrun, the writer fell more than 10 s behind)
+        is written as silence of the same length and listed under `gaps`. A full disk (`no_space`)
+        or the `--max-disk-mb` cap (`disk_limit`, after the oldest finished recordings were removed)
+        ends the recording as `failed`; the server keeps serving. An empty body takes every default.
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              $ref: "#/components/schemas/RecordingRequest"
+            example:
+              rate: 16000
+              channels: 1
+              format: s16le
+              segment_seconds: 30
+              max_seconds: null
+              name: standup
+      responses:
+        "201":
+          description: Started; the body is the recording's first state, `Location` its URL.
+          headers:
+            Location:
+              description: "`/v1/recordings/{id}`"
+              schema:
+                type: string
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Recording"
+        "400":
+          description: "`bad_body`: the body is not JSON or a field is out of range (the message names it)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+              example:
+                error:
+                  code: bad_body
+                  message: "'segment_seconds' must be an integer from 1 to 3600"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "413":
+          $ref: "#/components/responses/TooLarge"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+        "429":
+          description: "`too_many_requests`: `--max-recordings` recordings are already running (16)."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "503":
+          $ref: "#/components/responses/RecordingsUnavailable"
+        "507":
+          description: "`insufficient_storage`: the disk is full or the disk cap is reached with nothing left to remove."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+    get:
+      operationId: listRecordings
+      tags: [recordings]
+      summary: List recordings, oldest first, and the disk they use
+      description: |
+        Every recording in `--data-dir`: running, finished in this run, and those found at startup
+        (repaired if the server died while writing them). Finished recordings are removed
+        `--retention-hours` after they ended (default 24; 0 keeps them) and, oldest first, when
+        `--max-disk-mb` is exceeded.
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      responses:
+        "200":
+          description: The recordings, without their segment and gap lists.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/RecordingList"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+  /v1/recordings/{id}:
+    parameters:
+      - $ref: "#/components/parameters/RecordingID"
+    get:
+      operationId: getRecording
+      tags: [recordings]
+      summary: One recording with every segment and gap
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      responses:
+        "200":
+          description: The recording.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Recording"
+        "400":
+          $ref: "#/components/responses/BadRecordingID"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+    delete:
+      operationId: deleteRecording
+      tags: [recordings]
+      summary: Remove a recording and its files (stopping it first if it runs)
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      responses:
+        "204":
+          description: Removed.
+        "400":
+          $ref: "#/components/responses/BadRecordingID"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+        "503":
+          $ref: "#/components/responses/RecordingsUnavailable"
+  /v1/recordings/{id}/stop:
+    parameters:
+      - $ref: "#/components/parameters/RecordingID"
+    post:
+      operationId: stopRecording
+      tags: [recordings]
+      summary: Stop a recording
+      description: |
+        Ends the recording at the audio captured so far, finalizes its last segment and answers the
+        final state (`stopped`, `stop_reason: request`). Stopping a finished recording answers its
+        state unchanged.
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      responses:
+        "200":
+          description: The final state.
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Recording"
+        "400":
+          $ref: "#/components/responses/BadRecordingID"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+  /v1/recordings/{id}/segments/{segment}:
+    parameters:
+      - $ref: "#/components/parameters/RecordingID"
+      - name: segment
+        in: path
+        required: true
+        description: "`<n>.wav`, `n` counting from 0 (the segment's `index`)."
+        schema:
+          type: string
+          pattern: "^[0-9]{1,8}\\.wav$"
+        example: 0.wav
+    get:
+      operationId: downloadSegment
+      tags: [recordings]
+      summary: Download one segment as WAV (Range requests supported)
+      description: |
+        The segment as a WAV file. A segment still being written downloads as a valid WAV of the
+        frames written so far. One byte range (`Range: bytes=a-b`, `a-`, `-n`) is answered with 206
+        and `Content-Range`; several ranges or a malformed header get the whole file (200); a range
+        starting past the end gets 416.
+      security:
+        - bearerAuth: []
+        - tokenQuery: []
+      parameters:
+        - name: Range
+          in: header
+          required: false
+          schema:
+            type: string
+          example: bytes=0-1023
+      responses:
+        "200":
+          description: The whole segment.
+          headers:
+            Accept-Ranges:
+              schema:
+                type: string
+                const: bytes
+          content:
+            audio/wav:
+              schema:
+                type: string
+                contentMediaType: audio/wav
+        "206":
+          description: The requested range.
+          headers:
+            Content-Range:
+              description: "`bytes a-b/length`"
+              schema:
+                type: string
+          content:
+            audio/wav:
+              schema:
+                type: string
+                contentMediaType: audio/wav
+        "400":
+          $ref: "#/components/responses/BadRecordingID"
+        "401":
+          $ref: "#/components/responses/Unauthorized"
+        "403":
+          $ref: "#/components/responses/ForbiddenOrigin"
+        "404":
+          $ref: "#/components/responses/NotFound"
+        "416":
+          description: "`bad_parameter`: the range starts past the end; `Content-Range: bytes */length`."
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/Error"
+        "421":
+          $ref: "#/components/responses/MisdirectedRequest"
+        "503":
+          $ref: "#/components/responses/RecordingsUnavailable"
 components:
   securitySchemes:
     bearerAuth:
@@ -766,6 +1025,14 @@ components:
       name: token
       description: "`?token=TOKEN`, for browser WebSockets, which cannot set headers. Needed only when the server has `--token`."
   parameters:
+    RecordingID:
+      name: id
+      in: path
+      required: true
+      description: The recording's id (1-64 characters of `0-9`, `a-z`, `-`); anything else is a 400 before any lookup.
+      schema:
+        type: string
+      example: 20261121-101500-k3f9q2
     CaptureRate:
       name: rate
       in: query
@@ -815,6 +1082,22 @@ components:
           - $ref: "#/components/schemas/StreamName"
         default: default
   responses:
+    BadRecordingID:
+      description: "`bad_parameter`: the id is not 1-64 characters of `0-9`, `a-z` and `-` (ids are never paths)."
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
+          example:
+            error:
+              code: bad_parameter
+              message: "invalid recording id: ids are 1-64 characters of 0-9, a-z and '-'"
+    RecordingsUnavailable:
+      description: "`unavailable`: the data directory cannot be used (the message says why) or the server is shutting down."
+      content:
+        application/json:
+          schema:
+            $ref: "#/components/schemas/Error"
     BadParameter:
       description: "`bad_parameter`: a query parameter is invalid; the message names it and what is allowed."
       content:
@@ -933,6 +1216,185 @@ components:
               code: too_many_requests
               message: 32 playback streams are in use; reuse a stream name or try later
   schemas:
+    RecordingRequest:
+      type: object
+      description: Every field is optional.
+      properties:
+        rate:
+          type: integer
+          enum: [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+          default: 16000
+        channels:
+          type: integer
+          minimum: 1
+          maximum: 2
+          default: 1
+        format:
+          type: string
+          enum: [s16le, s24le3, s32le, f32le]
+          default: s16le
+          description: Sample format of the WAV files (`s24le3` is packed 24-bit PCM, `f32le` IEEE float).
+        segment_seconds:
+          type: integer
+          minimum: 1
+          maximum: 3600
+          default: 30
+        max_seconds:
+          type: [number, "null"]
+          exclusiveMinimum: 0
+          maximum: 604800
+          description: Stop after this much audio (state `completed`); null records until stopped.
+        name:
+          type: [string, "null"]
+          maxLength: 200
+          description: A label for people (at most 200 bytes, no control characters); not used in file names.
+    RecordingState:
+      type: string
+      enum: [recording, stopped, completed, failed, interrupted]
+      description: |
+        `recording` now; `stopped` by a request or a server shutdown (`stop_reason`); `completed` at
+        `max_seconds`; `failed` on a write error (`failure`); `interrupted` when the server died while
+        recording (its last segment was repaired at the next start).
+    RecordingSegment:
+      type: object
+      required: [index, file, url, start_frame, frames, start_time, complete, repaired]
+      properties:
+        index:
+          type: integer
+        file:
+          type: string
+          description: File name in the recording's folder, `segment-00000.wav`.
+        url:
+          type: string
+          description: Where to download it.
+        start_frame:
+          type: integer
+          description: The recording frame of the segment's first frame.
+        frames:
+          type: integer
+        start_time:
+          type: string
+          format: date-time
+        complete:
+          type: boolean
+          description: False while the segment is being written.
+        repaired:
+          type: boolean
+          description: True when its header was rebuilt after the server died while writing it.
+    RecordingGap:
+      type: object
+      required: [start_frame, frames, start_time, reason]
+      properties:
+        start_frame:
+          type: integer
+        frames:
+          type: integer
+          description: Frames of silence written in place of the missing audio.
+        start_time:
+          type: string
+          format: date-time
+        reason:
+          type: string
+          enum: [device_lost, xrun, overrun]
+    Recording:
+      type: object
+      required: [id, state, rate, channels, format, segment_seconds, started_at, frames, duration_seconds, bytes, segment_count, gap_count, url]
+      properties:
+        id:
+          type: string
+        name:
+          type: string
+        state:
+          $ref: "#/components/schemas/RecordingState"
+        rate:
+          type: integer
+        channels:
+          type: integer
+        format:
+          type: string
+        segment_seconds:
+          type: integer
+        max_seconds:
+          type: number
+        started_at:
+          type: string
+          format: date-time
+          description: Wall-clock time of the first frame.
+        ended_at:
+          type: string
+          format: date-time
+          description: Wall-clock time after the last frame, once finished.
+        frames:
+          type: integer
+          description: Frames recorded, gap silence included.
+        duration_seconds:
+          type: number
+        bytes:
+          type: integer
+          description: Bytes of the segment files.
+        segment_count:
+          type: integer
+        gap_count:
+          type: integer
+        failure:
+          type: object
+          required: [code, message]
+          properties:
+            code:
+              type: string
+              enum: [no_space, disk_limit, io_error, interrupted]
+            message:
+              type: string
+        stop_reason:
+          type: string
+          enum: [request, shutdown]
+        url:
+          type: string
+        segments:
+          type: array
+          description: Only in `GET /v1/recordings/{id}` and the answers of start and stop.
+          items:
+            $ref: "#/components/schemas/RecordingSegment"
+        gaps:
+          type: array
+          description: Only in `GET /v1/recordings/{id}` and the answers of start and stop.
+          items:
+            $ref: "#/components/schemas/RecordingGap"
+      example:
+        id: 20261121-101500-k3f9q2
+        name: standup
+        state: recording
+        rate: 16000
+        channels: 1
+        format: s16le
+        segment_seconds: 30
+        started_at: "2026-11-21T10:15:00.120Z"
+        frames: 1040000
+        duration_seconds: 65
+        bytes: 2080132
+        segment_count: 3
+        gap_count: 0
+        url: /v1/recordings/20261121-101500-k3f9q2
+    RecordingList:
+      type: object
+      required: [recordings, disk]
+      properties:
+        recordings:
+          type: array
+          items:
+            $ref: "#/components/schemas/Recording"
+        disk:
+          type: object
+          required: [used_bytes]
+          properties:
+            used_bytes:
+              type: integer
+            limit_bytes:
+              type: integer
+              description: "`--max-disk-mb` in bytes; absent when there is no cap."
+            data_dir:
+              type: string
+              description: The recordings folder; absent when it cannot be used.
     Error:
       type: object
       description: Every HTTP error.
@@ -959,6 +1421,7 @@ components:
                 - too_many_requests
                 - unavailable
                 - device_unavailable
+                - insufficient_storage
                 - internal_error
             message:
               type: string
@@ -1021,7 +1484,7 @@ components:
           type: integer
     Limits:
       type: object
-      required: [max_capture_clients, capture_queue_ms, max_playback_streams, playback_queue_seconds, max_websocket_message_bytes, max_header_bytes, idle_timeout_seconds]
+      required: [max_capture_clients, capture_queue_ms, max_playback_streams, playback_queue_seconds, max_websocket_message_bytes, max_header_bytes, idle_timeout_seconds, max_recordings]
       properties:
         max_capture_clients:
           type: integer
@@ -1046,6 +1509,9 @@ components:
           description: >-
             Seconds a connection may sit idle between requests, or trickle a request, before it is
             closed (slow-client protection; a streaming response is never cut). Flag --idle-timeout.
+        max_recordings:
+          type: integer
+          description: Most recordings running at once; more get 429. Flag --max-recordings.
     Info:
       type: object
       required: [version, capture, playback, client, limits]
