@@ -14,4 +14,6 @@ scripts/check-openapi.sh
 swift test --skip-build --no-parallel "$@"
 scripts/check-abuse.sh
 .venv/bin/python scripts/check-shutdown.py
+# The examples against a live server: examples/python and every command in examples/curl.md.
+.venv/bin/python scripts/check-examples.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py

@@ -50,12 +50,17 @@ async def agent(args):
         async def speaker_events():
             nonlocal speaking
             nonlocal deaf_ms
-            async for message in speaker:
-                event = json.loads(message)
-                if event["type"] in ("mark", "cleared"):
-                    speaking = False
-                    deaf_ms = ECHO_TAIL_MS
-                print(f"agent: {event}", file=sys.stderr)
+            try:
+                async for message in speaker:
+                    event = json.loads(message)
+                    if event["type"] == "mark":
+                        # Finished talking: ignore the echo still on its way back. (After a
+                        # barge-in's `cleared` the user is talking: keep listening to them.)
+                        speaking = False
+                        deaf_ms = ECHO_TAIL_MS
+                    print(f"agent: {event}", file=sys.stderr)
+            except websockets.ConnectionClosed:
+                speaking = False
 
         events = asyncio.create_task(speaker_events())
         async for message in mic:
@@ -92,7 +97,9 @@ async def agent(args):
                     turns += 1
                     if args.turns and turns >= args.turns:
                         break
-        # Let the last answer finish.
+        # Stop listening first: a microphone socket nobody reads fills up, and closing it then
+        # waits for the close timeout. Then let the last answer finish.
+        await mic.close()
         while speaking:
             await asyncio.sleep(0.05)
         events.cancel()
