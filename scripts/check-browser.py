@@ -1,28 +1,36 @@
 #!/usr/bin/env python3
-"""Real-browser check of the demo page at GET / (not part of `make test`: it needs a browser).
+"""Real-browser check of the demo page at GET / (run by `make test`).
 
-Starts the debug server on the test sound card, plays a tone into the card so the microphone is not
+Starts the server on the test sound card, plays a tone into the card so the microphone is not
 silent, opens the page in headless Chromium and checks that:
   - capture chunks arrive and the level meter moves with the tone (the page's data-* counters);
   - "Listen in browser" loads its AudioWorklet (from a blob: URL, under the page's CSP);
   - "Record 5 s and play back" records and plays back (its mark comes back);
-  - "Speak" reaches the server: its mark comes back and the server's own capture hears 440 Hz;
+  - "Speak" reaches the server: its mark comes back and the server's own capture hears its 1 s of
+    440 Hz whole;
   - "Stop" cuts playback off (a `cleared` event);
   - the browser logged no errors (CSP violations included);
-and saves a screenshot to docs/browser-demo.png.
+  - no Chromium process is left behind.
+A run that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 
-Needs: Debian packages chromium, chromium-driver, pulseaudio-utils (paplay); selenium in .venv
-(`.venv/bin/pip install selenium`). Run from anywhere: `.venv/bin/python scripts/check-browser.py`.
-Environment: AUDIOGATE_BROWSER_PORT (default 8779), AUDIOGATE_BINARY (default .build/debug/audiogate,
-built with `swift build` first unless AUDIOGATE_NO_BUILD=1), AUDIOGATE_BROWSER_SCHEME (light or dark,
-default light), AUDIOGATE_BROWSER_SCREENSHOT (default docs/browser-demo.png).
+    .venv/bin/python scripts/check-browser.py [--binary .build/debug/audiogate] [--screenshot docs/browser-demo.png]
+
+Needs: Debian packages chromium, chromium-driver, pulseaudio-utils (paplay); selenium and numpy in
+.venv (scripts/install-deps.sh test). Environment: AUDIOGATE_BINARY (default .build/debug/audiogate,
+which is built with `swift build` first unless AUDIOGATE_NO_BUILD=1), AUDIOGATE_BROWSER_PORT (default:
+a free port), AUDIOGATE_BROWSER_SCREENSHOT (a path: save a screenshot of the page there; none by
+default), AUDIOGATE_BROWSER_SCHEME (light or dark, default light).
 """
 
+import argparse
+import ctypes
 import json
 import math
 import os
 import pathlib
 import shutil
+import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -32,25 +40,37 @@ import time
 import urllib.request
 import wave
 
+import numpy as np
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PORT = int(os.environ.get("AUDIOGATE_BROWSER_PORT", "8779"))
-BASE = f"http://127.0.0.1:{PORT}"
-BINARY = pathlib.Path(os.environ.get("AUDIOGATE_BINARY", ROOT / ".build/debug/audiogate"))
-SCREENSHOT = pathlib.Path(os.environ.get("AUDIOGATE_BROWSER_SCREENSHOT", ROOT / "docs/browser-demo.png"))
+DEFAULT_BINARY = ROOT / ".build/debug/audiogate"
 SCHEME = os.environ.get("AUDIOGATE_BROWSER_SCHEME", "light")
+BROWSER_NAMES = ("chromium", "chromedriver", "chrome_crashpad")
 
 failures = []
+BASE = ""
 
 
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
         failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def steal_sample():
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[7], sum(fields[:8])
 
 
 def get_json(path):
@@ -73,17 +93,16 @@ def write_tone(path, seconds, frequency, rate=48000):
         w.writeframes(bytes(frames))
 
 
-def tone_share(samples, rate, frequency):
-    """The share of the signal's power in the DFT bin at `frequency` (1.0 for a pure tone filling the window)."""
-    n = len(samples)
-    power = sum(s * s for s in samples) / n if n else 0.0
-    if power == 0:
-        return 0.0
+def tone_seconds(samples, rate, frequency, threshold_db=-30, window_ms=20):
+    """How long `frequency` sounds above threshold_db (peak amplitude), in 20 ms windows."""
+    n = rate * window_ms // 1000
+    hann = np.hanning(n)
     k = round(frequency * n / rate)
-    re = sum(s * math.cos(2 * math.pi * k * i / n) for i, s in enumerate(samples))
-    im = sum(s * math.sin(2 * math.pi * k * i / n) for i, s in enumerate(samples))
-    amplitude = 2 * math.hypot(re, im) / n
-    return amplitude * amplitude / 2 / power
+    windows = 0
+    for start in range(0, len(samples) - n + 1, n):
+        amplitude = 2 * abs(np.fft.rfft(samples[start:start + n] * hann)[k]) / hann.sum()
+        windows += 20 * math.log10(max(amplitude, 1e-6)) > threshold_db
+    return windows * window_ms / 1000
 
 
 def capture_http(seconds, out):
@@ -91,7 +110,7 @@ def capture_http(seconds, out):
     url = f"{BASE}/v1/capture?rate=16000&channels=1&format=s16le&seconds={seconds}"
     with urllib.request.urlopen(url, timeout=seconds + 10) as response:
         data = response.read()
-    out["samples"] = [v / 32768 for v in struct.unpack(f"<{len(data) // 2}h", data[: len(data) // 2 * 2])]
+    out["samples"] = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2") / 32768.0
 
 
 def page_value(driver, attribute):
@@ -112,34 +131,100 @@ def wait_for(predicate, seconds):
     return None
 
 
-def main():
-    for tool in ["chromium", "chromedriver", "paplay", "pactl"]:
-        if not shutil.which(tool):
-            sys.exit(f"check-browser: {tool} is missing (apt-get install -y chromium chromium-driver pulseaudio-utils)")
-    if subprocess.run(["pactl", "info"], capture_output=True).returncode != 0:
-        subprocess.run([str(ROOT / "scripts/test-card.sh"), "start"], check=True)
-    if os.environ.get("AUDIOGATE_NO_BUILD") != "1":
-        subprocess.run(["swift", "build", "--product", "audiogate"], cwd=ROOT, check=True)
+# ---- Chromium's processes: every one is found and ended, even when the run fails.
 
-    work = pathlib.Path(tempfile.mkdtemp())
+def become_subreaper():
+    """Descendants whose parent dies (Chromium's crash handler and helpers) are re-parented to
+    this process instead of init, so they can be found, ended and reaped here."""
+    PR_SET_CHILD_SUBREAPER = 36
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def processes():
+    """{pid: (name, state, parent, process group)} of every process."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        found[int(entry)] = (stat[stat.index("(") + 1:stat.rindex(")")], fields[0], int(fields[1]), int(fields[2]))
+    return found
+
+
+def browser_processes(group):
+    """Chromium processes of ours: in chromedriver's process group, or re-parented to us."""
+    me = os.getpid()
+    return {pid: info for pid, info in processes().items()
+            if (info[3] == group or info[2] == me) and info[0].startswith(BROWSER_NAMES)}
+
+
+def end_browser(driver, service):
+    """Quits the browser, then kills and reaps whatever of it is left. Returns the processes left."""
+    if driver:
+        try:
+            driver.quit()
+        except Exception as error:  # the browser may have died already
+            print(f"     driver.quit: {type(error).__name__}")
+    group = service.process.pid if service and service.process else None
+    if group:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        service.process.wait()
+    left = {}
+    for _ in range(30):
+        left = browser_processes(group)
+        for pid, (_, state, parent, _) in left.items():
+            if state != "Z":
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if parent == os.getpid():
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+        if not left:
+            break
+        time.sleep(0.1)
+    return left
+
+
+# ---- one run
+
+def attempt(binary, port, screenshot):
+    global BASE
+    BASE = f"http://127.0.0.1:{port}"
+    work = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-browser-"))
     tone = work / "tone.wav"
     write_tone(tone, 7.0, 330.0)
     server_log = open(work / "server.log", "w")
-    server = subprocess.Popen([str(BINARY), "serve", "--device", "pulse", "--port", str(PORT)],
+    server = subprocess.Popen([str(binary), "serve", "--device", "pulse", "--port", str(port)],
                               stdout=server_log, stderr=subprocess.STDOUT)
     player = None
     driver = None
+    service = None
     try:
         if not wait_for(lambda: _healthy(), 10):
-            sys.exit("check-browser: the server did not come up; see " + str(work / "server.log"))
+            check(False, "the server comes up: " + (work / "server.log").read_text()[-500:])
+            return
 
         options = Options()
         options.binary_location = shutil.which("chromium")
         for flag in ["--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
-                     "--use-fake-ui-for-media-stream", "--window-size=1000,1000", "--disable-dev-shm-usage"]:
+                     "--use-fake-ui-for-media-stream", "--window-size=1000,1000", "--disable-dev-shm-usage",
+                     f"--user-data-dir={work / 'profile'}"]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+        # Its own process group, so the browser can be ended as a whole.
+        service = Service(shutil.which("chromedriver"), popen_kw={"start_new_session": True})
+        driver = webdriver.Chrome(service=service, options=options)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": SCHEME}]})
 
@@ -147,7 +232,7 @@ def main():
         player = subprocess.Popen(["paplay", str(tone)])
         driver.get(BASE + "/")
         check(driver.title == "audiogate demo", f"page loads (title {driver.title!r})")
-        frames = wait_for(lambda: int(page_value(driver, "frames")) >= 50 or None, 5)
+        frames = wait_for(lambda: int(page_value(driver, "frames")) >= 50 or None, 8)
         check(frames is not None, f"capture chunks arrive ({page_value(driver, 'frames')} after load)")
         time.sleep(0.6)
         driver.find_element(By.ID, "record").click()
@@ -160,6 +245,7 @@ def main():
         frames = int(page_value(driver, "frames"))
         print(f"     chunks {frames}, level events {levels}, rms {min(rms_values):.1f}..{max(rms_values):.1f} dBFS, "
               f"peak max {max(peak_values):.1f} dBFS")
+        # 3 s at one level event per 50 ms is 60; 20 leaves room for a slow machine.
         check(levels >= 20, f"level events arrive ({levels})")
         check(max(rms_values) > -30, f"the meter shows the tone (rms max {max(rms_values):.1f} dBFS)")
         check(max(rms_values) - min(rms_values) > 2, "the meter moves (rms range "
@@ -169,42 +255,44 @@ def main():
 
         # The browser monitor: an AudioWorklet from a blob: URL (allowed by the page's CSP) at 16 kHz.
         driver.find_element(By.ID, "listen").click()
-        check(wait_for(lambda: "listening in the browser at 16000 Hz" in log_text(driver), 3) is not None
+        check(wait_for(lambda: "listening in the browser at 16000 Hz" in log_text(driver), 5) is not None
               and driver.find_element(By.ID, "listen").get_attribute("aria-pressed") == "true",
               "listening in the browser starts an AudioWorklet at 16000 Hz")
         # Chromium's output is the same test card, so listening would feed the microphone back: stop it.
         driver.find_element(By.ID, "listen").click()
-        check(wait_for(lambda: driver.find_element(By.ID, "listen").get_attribute("aria-pressed") == "false", 2)
+        check(wait_for(lambda: driver.find_element(By.ID, "listen").get_attribute("aria-pressed") == "false", 3)
               is not None, "listening stops again")
 
         # 2. Record 5 s and play back: the recording's mark comes back once it was heard.
         check(wait_for(lambda: "sent 5000 ms, mark 'recording'" in log_text(driver), 8) is not None,
               "record sends 5 s to the playback socket")
-        queued = wait_for(lambda: _queued_ms(), 2)
+        queued = wait_for(lambda: _queued_ms(), 3)
         check(queued is not None, f"status shows the recording queued ({queued} ms)")
-        check(wait_for(lambda: "mark 'recording' heard" in log_text(driver), 9) is not None,
+        check(wait_for(lambda: "mark 'recording' heard" in log_text(driver), 10) is not None,
               "the recording was played back (mark heard)")
-        player.wait(timeout=5)
+        player.wait(timeout=10)
         wait_for(lambda: "drained" in log_text(driver), 3)
 
-        # 3. Speak: the tone reaches the server and comes back through the card's capture.
+        # 3. Speak: the 1 s tone reaches the server and comes back whole through the card's capture.
         before = get_json("/v1/status")["playback"]["played_frames"]
         heard = {}
-        listener = threading.Thread(target=capture_http, args=(2, heard))
+        listener = threading.Thread(target=capture_http, args=(3, heard))
         listener.start()
-        time.sleep(0.2)
+        time.sleep(0.3)
         driver.find_element(By.ID, "speak").click()
-        check(wait_for(lambda: "mark 'tone' heard" in log_text(driver), 4) is not None, "the tone's mark is heard")
-        listener.join(timeout=10)
+        check(wait_for(lambda: "mark 'tone' heard" in log_text(driver), 5) is not None, "the tone's mark is heard")
+        listener.join(timeout=15)
         after = get_json("/v1/status")["playback"]["played_frames"]
-        samples = heard.get("samples", [])
-        ratio_440 = tone_share(samples, 16000, 440)
-        ratio_1000 = tone_share(samples, 16000, 1000)
-        rms = math.sqrt(sum(s * s for s in samples) / len(samples)) if samples else 0
+        samples = heard.get("samples", np.zeros(0))
+        seconds_440 = tone_seconds(samples, 16000, 440)
+        seconds_1000 = tone_seconds(samples, 16000, 1000)
+        rms = math.sqrt(float(np.mean(samples * samples))) if len(samples) else 0
         print(f"     played frames {before} -> {after} (+{after - before}); server capture {len(samples)} samples, "
-              f"rms {20 * math.log10(rms) if rms > 0 else -120:.1f} dBFS, 440 Hz share {ratio_440:.2f}, 1 kHz {ratio_1000:.4f}")
+              f"rms {20 * math.log10(rms) if rms > 0 else -120:.1f} dBFS, 440 Hz for {seconds_440:.2f} s, "
+              f"1 kHz for {seconds_1000:.2f} s")
         check(after > before, "playback played frames increase")
-        check(ratio_440 > 0.2 and ratio_1000 < 0.01, "the server's capture hears 440 Hz")
+        check(abs(seconds_440 - 1.0) <= 0.1 and seconds_1000 == 0,
+              f"the server's capture hears the whole 1 s of 440 Hz ({seconds_440:.2f} s)")
 
         # 4. Stop (barge-in): two tones queued, then stop; the socket reports `cleared`.
         driver.find_element(By.ID, "speak").click()
@@ -215,39 +303,42 @@ def main():
         check(wait_for(lambda: "stop: DELETE /v1/playback flushed" in log_text(driver), 3) is not None, "stop's DELETE answers")
 
         # 5. Status panel and browser errors.
-        time.sleep(1.2)
-        check(driver.find_element(By.ID, "st-capture").text.startswith("running"),
-              f"status shows capture running ({driver.find_element(By.ID, 'st-capture').text})")
+        status = wait_for(lambda: driver.find_element(By.ID, "st-capture").text.startswith("running")
+                          and driver.find_element(By.ID, "st-capture").text, 3)
+        check(status is not None, f"status shows capture running ({driver.find_element(By.ID, 'st-capture').text})")
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" or "Content Security Policy" in e["message"]]
         for e in errors:
             print("     browser:", e["message"])
         check(not errors, "no browser errors or CSP violations")
 
-        # 6. A screenshot while the microphone hears something.
-        player = subprocess.Popen(["paplay", str(tone)])
-        time.sleep(2.5)
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                               {"width": 1000, "height": height, "deviceScaleFactor": 1, "mobile": False})
-        time.sleep(0.3)
-        driver.save_screenshot(str(SCREENSHOT))
-        print(f"     screenshot: {SCREENSHOT}")
+        # 6. A screenshot while the microphone hears something, when asked for.
+        if screenshot:
+            player = subprocess.Popen(["paplay", str(tone)])
+            time.sleep(2.5)
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                   {"width": 1000, "height": height, "deviceScaleFactor": 1, "mobile": False})
+            time.sleep(0.3)
+            driver.save_screenshot(str(screenshot))
+            print(f"     screenshot: {screenshot}")
+    except Exception as error:  # a browser or page that misbehaves fails the run; cleanup still happens
+        check(False, f"the run ended early: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
     finally:
-        if driver:
-            driver.quit()
+        left = end_browser(driver, service)
+        if service:
+            check(not left, "no Chromium process left behind" + (f": {left}" if left else ""))
         if player and player.poll() is None:
             player.terminate()
+            player.wait()
         server.terminate()
         try:
             server.wait(timeout=5)
         except subprocess.TimeoutExpired:
             server.kill()
+            server.wait()
         server_log.close()
         shutil.rmtree(work, ignore_errors=True)
-
-    print(f"browser check: {'failed: ' + ', '.join(failures) if failures else 'passed'}")
-    sys.exit(1 if failures else 0)
 
 
 def _healthy():
@@ -260,6 +351,41 @@ def _healthy():
 def _queued_ms():
     queued = get_json("/v1/status")["playback"]["queued_ms"]
     return queued if queued > 0 else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("AUDIOGATE_BINARY", DEFAULT_BINARY)))
+    parser.add_argument("--screenshot", type=pathlib.Path, default=os.environ.get("AUDIOGATE_BROWSER_SCREENSHOT"),
+                        help="save a screenshot of the page here (e.g. docs/browser-demo.png)")
+    args = parser.parse_args()
+    for tool in ["chromium", "chromedriver", "paplay", "pactl"]:
+        if not shutil.which(tool):
+            sys.exit(f"check-browser: {tool} is missing (apt-get install -y chromium chromium-driver pulseaudio-utils)")
+    if subprocess.run(["pactl", "info"], capture_output=True).returncode != 0:
+        subprocess.run([str(ROOT / "scripts/test-card.sh"), "start"], check=True)
+    if args.binary == DEFAULT_BINARY and os.environ.get("AUDIOGATE_NO_BUILD") != "1":
+        subprocess.run(["swift", "build", "--product", "audiogate"], cwd=ROOT, check=True)
+    become_subreaper()
+
+    started = time.monotonic()
+    for attempt_number in (1, 2):
+        before = steal_sample()
+        port = int(os.environ.get("AUDIOGATE_BROWSER_PORT") or free_port())
+        attempt(args.binary, port, args.screenshot)
+        after = steal_sample()
+        steal = 100 * (after[0] - before[0]) / max(1, after[1] - before[1])
+        if not failures or attempt_number == 2 or steal <= 5:
+            break
+        # The waits above allow a slow machine; a run that failed while the hypervisor was taking
+        # the CPU away earns a second try.
+        print(f"-- failed while the machine was stealing {steal:.0f}% of the CPU: once more", flush=True)
+        failures.clear()
+
+    print(f"browser check: {'failed: ' + ', '.join(failures) if failures else 'passed'} "
+          f"in {time.monotonic() - started:.0f} s (steal {steal:.1f}%)")
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

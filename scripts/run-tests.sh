@@ -16,4 +16,6 @@ scripts/check-abuse.sh
 .venv/bin/python scripts/check-shutdown.py
 # The examples against a live server: examples/python and every command in examples/curl.md.
 .venv/bin/python scripts/check-examples.py
+# The demo page in headless Chromium; the binary was built above.
+AUDIOGATE_NO_BUILD=1 .venv/bin/python scripts/check-browser.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py
