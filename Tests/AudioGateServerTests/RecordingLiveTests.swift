@@ -14,6 +14,19 @@ import Testing
 struct RecordingLiveTests {
     @Test("30 s of a tone in 10 s segments: three segments of exactly rate × 10 frames, continuous across the joins, at the right pitch; a second format records at the same time")
     func toneInSegments() async throws {
+        // A device xrun (another process starving the sound server) breaks the tone whatever the
+        // recorder does; the recorder then writes it as a gap, and the attempt is run once more.
+        for attempt in 1...2 {
+            do {
+                try await toneAttempt()
+                return
+            } catch let failure as SignalCheckFailure where attempt == 1 && failure.message.hasPrefix("device xrun") {
+                RealTime.log("\(failure.message); retrying once")
+            }
+        }
+    }
+
+    func toneAttempt() async throws {
         try await RealTime.retryingOnSteal {
             let data = RecordingFixtures.temporaryDirectory()
             let (server, app) = TestServer.make(TestServer.configuration { $0.dataDirectory = data })
@@ -34,13 +47,19 @@ struct RecordingLiveTests {
                 let listed = try await client.execute(uri: "/v1/recordings", method: .get).json.objects("recordings")
                 #expect(Set(listed.compactMap { $0["id"] as? String }) == [speech, wide])
 
+                // Either direction: a playback underrun leaves a hole in what the card plays.
+                let deviceXruns = { server.engine.capture.monitor.snapshot.xruns + server.engine.playback.monitor.snapshot.xruns }
+                let xrunsBefore = deviceXruns()
                 let details = try await RecordingFixtures.waitUntilFinished(client, speech, seconds: 40)
                 #expect(details["state"] as? String == "completed")
+                let xruns = deviceXruns() - xrunsBefore
+                let gaps = details.objects("gaps")
+                try SignalCheckFailure.require(xruns == 0, "device xrun: \(xruns) during the recording, written as gaps \(gaps)")
                 let segments = details.objects("segments")
                 try SignalCheckFailure.require(
                     segments.map { $0.int("frames") } == [160_000, 160_000, 160_000], "segment frames \(segments.map { $0["frames"] ?? "-" })")
                 #expect(segments.map { $0.int("start_frame") } == [0, 160_000, 320_000])
-                #expect(details.objects("gaps").isEmpty)
+                #expect(gaps.isEmpty)
                 var joined: [Float] = []
                 for index in 0..<3 {
                     let wav = try RecordingFixtures.readWAV(try await RecordingFixtures.segment(client, speech, index))
@@ -184,6 +203,29 @@ struct RecordingLiveTests {
             let next = try await RecordingFixtures.waitUntilFinished(client, again, seconds: 5)
             #expect(next["state"] as? String == "completed")
         }
+    }
+
+    @Test("a graceful shutdown finishes running recordings: segments final, state stopped by shutdown")
+    func shutdownFinishes() async throws {
+        let data = RecordingFixtures.temporaryDirectory()
+        let (server, app) = TestServer.make(TestServer.configuration { $0.dataDirectory = data })
+        let started = Locked("")
+        try await app.test(.live) { client in
+            #expect(await Poll.until(seconds: 5) { server.engine.capture.monitor.snapshot.state == .running } != nil)
+            let id = try await RecordingFixtures.start(client, #"{"segment_seconds":1}"#)
+            started.withLock { $0 = id }
+            #expect(await Poll.until(seconds: 5) { (server.recordings.all.first?.frames ?? 0) > 20000 } != nil)
+        }
+        let id = started.value
+        let saved = try RecordingStore.decoder.decode(
+            RecordingInfo.self, from: Data(contentsOf: URL(fileURLWithPath: "\(data)/recordings/\(id)/recording.json")))
+        #expect(saved.state == .stopped)
+        #expect(saved.stopReason == "shutdown")
+        #expect(saved.segments.allSatisfy { $0.complete })
+        #expect(saved.segments.first?.frames == 16000)
+        let last = try #require(saved.segments.last)
+        let wav = try RecordingFixtures.readWAV([UInt8](Data(contentsOf: URL(fileURLWithPath: "\(data)/recordings/\(id)/\(last.file)"))))
+        #expect(wav.samples.count == last.frames)
     }
 
     @Test("bad requests get clean 4xx and touch no file; ids are never paths")
