@@ -11,11 +11,12 @@ for the room, the examples for the server's speaker) and listens with the server
                  once it was heard; SIGINT sends `clear` and the speaker falls silent
   echo_agent.py  a 600 Hz burst is heard and played back once (--turns 1); a loud burst while it talks
                  cuts it off (barge-in, `cleared`) and is answered; SIGINT ends it at once
-  curl.md        every command of every ```sh block, on the test server's port, in a temporary directory
-                 holding speech.wav and speech.raw: each must exit 0 with HTTP 2xx (curl --fail-with-body);
-                 JSON answers parse and carry no error, WAV outputs are valid; known commands have
-                 further checks (lengths, tones, volume read back). A command whose comment says
-                 "until Ctrl-C" gets SIGINT after 2 s.
+  curl.md        every command of every ```sh block, in order, on the test server's port, in a temporary
+                 directory holding speech.wav and speech.raw (the server's --data-dir is temporary too):
+                 each must exit 0 with HTTP 2xx (curl --fail-with-body); JSON answers parse and carry no
+                 error, WAV outputs are valid; known commands have further checks (lengths, tones, volume
+                 read back). Shell variables a command sets (id=$(...)) reach the next ones. A command
+                 whose comment says "until Ctrl-C" gets SIGINT after 2 s.
 A check that fails while the hypervisor was stealing CPU or the CPUs were saturated (/proc/stat) runs
 once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse),
@@ -161,11 +162,13 @@ def describe(spans):
 # ---- the server and the room
 
 class Server:
-    def __init__(self, binary, device):
+    def __init__(self, binary, device, data_dir):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        # Server-side recordings the recipes make stay in the temporary directory.
         self.process = subprocess.Popen([binary, "serve", "--device", device, "--port", str(self.port),
-                                         "--log-level", os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")])
+                                         "--log-level", os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")],
+                                        env=dict(os.environ, AUDIOGATE_DATA_DIR=str(data_dir)))
         if not wait_for(lambda: self._running(), 10):
             self.stop()
             sys.exit("check-examples: the server did not start")
@@ -240,8 +243,8 @@ class Child:
             self.lines.append((time.monotonic() - self.started, line.rstrip("\n")))
 
     def wait_line(self, pattern, seconds):
-        found = wait_for(lambda: next((t for t, line in self.lines if re.search(pattern, line)), None), seconds)
-        return found
+        """When (seconds since start) a line matching `pattern` arrived, waiting up to `seconds`."""
+        return wait_for(lambda: next((t for t, line in self.lines if re.search(pattern, line)), None), seconds)
 
     def finish(self, seconds):
         """The exit code and the seconds since start, or (None, ...) after killing it when it overran."""
@@ -543,7 +546,7 @@ exit $status
 """
 
 
-def run_shell(command, cwd, state, interrupt_after=None, limit=30):
+def run_shell(command, cwd, state, interrupt_after=None, limit=60):
     started = time.monotonic()
     process = subprocess.Popen(["bash", "-c", PRELUDE + command + EPILOGUE], cwd=cwd, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
@@ -660,23 +663,40 @@ def expect_metrics(result, work, server):
             f"{len(lines)} audiogate_ metric lines")
 
 
-EXPECTATIONS = [
-    ("container=wav&seconds=5", expect_recorded_wav),
-    ("capture.f32", expect_f32),
-    ("| sox -t raw", expect_live_stat),
-    ("--data-binary @speech.wav 'http://127.0.0.1:PORT/v1/playback'", expect_queued("default", 1500)),
-    ("wait=true", expect_waited),
-    ("--data-binary @speech.raw", expect_queued("default", 1500)),
-    ("-T -", expect_queued("tts", 1500)),
+def expect_segment(result, work, server):
+    shape, _, pcm = wav_info(work / "notes-0.wav")
+    frequency, share = dominant(pcm, 16000) if len(pcm) else (0, 0)
+    seconds = shape[3] / shape[2]
+    return (shape[:3] == (1, 16, 16000) and 1.5 <= seconds <= 10 and abs(frequency - 440) <= 2 and share > 0.9,
+            f"notes-0.wav is {shape[0]} ch {shape[1]}-bit {shape[2]} Hz, {seconds:.2f} s while recording; "
+            f"the room tone at {frequency:.1f} Hz (share {share:.3f})")
+
+
+def expect_output(text):
+    def expectation(result, work, server):
+        return result["out"].strip() == text, f"prints {result['out'].strip()!r}"
+    return expectation
+
+
+EXPECTATIONS = [  # a regular expression on the command as one line, without its trailing comment
+    (r"-o speech\.wav '\S+/v1/capture\?container=wav&seconds=5'$", expect_recorded_wav),
+    (r"-o capture\.f32 ", expect_f32),
+    (r"/v1/capture' \| sox -t raw .* stat$", expect_live_stat),
+    (r"--data-binary @speech\.wav '\S+/v1/playback'$", expect_queued("default", 1500)),
+    (r"--data-binary @speech\.wav '\S+/v1/playback\?wait=true'$", expect_waited),
+    (r"--data-binary @speech\.raw ", expect_queued("default", 1500)),
+    (r"^sox speech\.wav .* -T - .*stream=tts'$", expect_queued("tts", 1500)),
     # The tts stream was queued just before: most of its 1.5 s is still to come.
-    ("DELETE 'http://127.0.0.1:PORT/v1/playback?stream=tts'", expect_flushed(500)),
-    ("DELETE 'http://127.0.0.1:PORT/v1/playback'", expect_flushed(0)),
-    ('{"playback":0.5}', expect_volume("playback", 0.5)),
-    ('{"muted":true}', expect_volume("muted", True)),
-    ("/v1/volume'\n", expect_keys("playback", "muted")),
-    ("/v1/status'", expect_status),
-    ("/v1/info'", expect_keys("version", "capture", "playback", "client", "limits")),
-    ("/metrics'", expect_metrics),
+    (r"-X DELETE '\S+/v1/playback\?stream=tts'$", expect_flushed(500)),
+    (r"-X DELETE '\S+/v1/playback'$", expect_flushed(0)),
+    (r"-X PUT .* -d '\{\"playback\":0\.5\}' '\S+/v1/volume'$", expect_volume("playback", 0.5)),
+    (r"-X PUT .* -d '\{\"muted\":true\}' '\S+/v1/volume'$", expect_volume("muted", True)),
+    (r"^curl -s '\S+/v1/volume'$", expect_keys("playback", "muted")),
+    (r"^curl -s '\S+/v1/status'$", expect_status),
+    (r"^curl -s '\S+/v1/info'$", expect_keys("version", "capture", "playback", "client", "limits")),
+    (r"^curl -s '\S+/metrics' \| grep audiogate_$", expect_metrics),
+    (r"-o notes-0\.wav \S+/segments/0\.wav\"$", expect_segment),
+    (r"-r 0-43 \S+ \| wc -c$", expect_output("44")),
 ]
 
 
@@ -708,7 +728,7 @@ def check_curl(server, work):
             before = {p.name: p.stat().st_mtime_ns for p in docs.iterdir()}
             local = re.sub(r"(127\.0\.0\.1|localhost):8750", f"127.0.0.1:{server.port}", command)
             result = run_shell(local, docs, state, interrupt_after=2 if "Ctrl-C" in comment else None)
-            shown = " ".join(command.replace("\\\n", " ").split())
+            line = re.sub(r"\s+#[^'\"]*$", "", " ".join(command.replace("\\\n", " ").split()))
             ended_ok = result["ended"] == "interrupted" or (result["ended"] == "exited" and result["code"] == 0)
             problems = []
             if not ended_ok:
@@ -717,24 +737,25 @@ def check_curl(server, work):
                 answer = json_answer(result)
                 if not isinstance(answer, dict) or "error" in answer:
                     problems.append(f"answer {result['out'].strip()[:300]}")
-            for name in re.findall(r"-o\s+(\S+)", command):
-                path = docs / name
-                if not path.exists() or path.stat().st_size == 0 or before.get(name) == path.stat().st_mtime_ns:
+            written = {p.name for p in docs.iterdir() if before.get(p.name) != p.stat().st_mtime_ns}
+            for name in re.findall(r"-o\s+'?([^\s'\"$]+)'?(?:\s|$)", line):
+                if name not in written or (docs / name).stat().st_size == 0:
                     problems.append(f"{name} not written")
-                elif name.endswith(".wav"):
+            for name in sorted(written):
+                if name.endswith(".wav"):
                     try:
-                        wav_info(path)
+                        wav_info(docs / name)
                     except (wave.Error, EOFError, ValueError) as error:
                         problems.append(f"{name} is no valid WAV: {error}")
             detail = ""
-            known = [(p, e) for p, e in EXPECTATIONS if p.replace("PORT", "8750") in command + "\n"][:1]
+            known = [(p, e) for p, e in EXPECTATIONS if re.search(p, line)][:1]
             for pattern, expectation in known:
                 used.add(pattern)
                 if not problems:
                     ok, detail = expectation(result, docs, server)
                     if not ok:
                         problems.append(detail)
-            check(not problems, f"curl.md [{section}] {shown[:110]}: "
+            check(not problems, f"curl.md [{section}] {line[:110]}: "
                                 f"{'; '.join(problems) if problems else result['ended']} "
                                 f"in {result['seconds']:.2f} s{'; ' + detail if detail and not problems else ''}")
     finally:
@@ -755,11 +776,14 @@ def main():
     for tool in ("paplay", "sox", "curl"):
         if not shutil.which(tool):
             sys.exit(f"check-examples: {tool} is missing (scripts/install-deps.sh test)")
+    if not os.access(args.binary, os.X_OK):
+        sys.exit(f"check-examples: no server binary at {args.binary} (swift build)")
     started = time.monotonic()
-    server = Server(args.binary, args.device)
     work = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-examples-"))
+    server = None
     failed = []
     try:
+        server = Server(args.binary, args.device, work / "data")
         for name, function in CHECKS:
             if args.only and name not in args.only:
                 continue
@@ -786,7 +810,8 @@ def main():
                 print(f"-- {name} failed while the CPUs were {steal:.0f}% stolen, {busy:.0f}% busy: once more")
                 del failures[mark:]
     finally:
-        server.stop()
+        if server:
+            server.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(f"example checks: {'failed: ' + ', '.join(failed) if failed else 'passed'} "
           f"in {time.monotonic() - started:.0f} s")
