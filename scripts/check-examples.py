@@ -299,10 +299,11 @@ def check_record(server, work):
     try:
         heard = wait_for(lambda: server.get("/v1/status")["level"]["rms_dbfs"] > -30, 3)
         check(heard is not None, "the room tone reaches the server's microphone")
-        for seconds, rate, channels in ((2, 16000, 1), (1, 48000, 2)):
+        # The server's address as ws:// and as the http:// one it prints: both must work.
+        for seconds, rate, channels, url in ((2, 16000, 1, server.base.replace("http", "ws")), (1, 48000, 2, server.base)):
             out = work / f"record-{rate}-{channels}.wav"
             child = Child(example("record.py", str(out), "--seconds", str(seconds), "--rate", str(rate),
-                                  "--channels", str(channels), "--url", server.base.replace("http", "ws")))
+                                  "--channels", str(channels), "--url", url))
             code, elapsed = child.finish(seconds + 10)
             what = f"record.py --seconds {seconds} --rate {rate} --channels {channels}"
             check(code == 0 and f"recording {seconds:5.2f}/{seconds:.2f} s" in child.text()
@@ -384,8 +385,8 @@ def check_play(server, work):
         child.kill()
         heard = listener.stop()
     cleared = [e for e in child.events() if e["type"] == "cleared"]
-    check(code == 0 and took < 2 and "stopped" in child.text(),
-          f"play.py SIGINT: exit {code} after {took:.2f} s, prints 'stopped'")
+    check(code == 130 and took < 2 and "stopped" in child.text(),
+          f"play.py SIGINT: exit {code} (130 is Ctrl-C's) after {took:.2f} s, prints 'stopped'")
     check(len(cleared) == 1 and 500 <= cleared[0]["played_ms"] <= 3000 and cleared[0]["flushed_ms"] > 0,
           f"play.py SIGINT: sent clear, server answered {cleared}")
     check(queued is not None, "play.py SIGINT: nothing left queued")
@@ -498,8 +499,8 @@ def check_echo_agent(server, work):
         took = time.monotonic() - interrupted
     finally:
         child.kill()
-    check(code == 0 and took < 1.5 and "Traceback" not in child.text(),
-          f"echo_agent.py SIGINT: exit {code} after {took:.2f} s{', ' + child.text() if child.text() else ''}")
+    check(code == 130 and took < 1.5 and "Traceback" not in child.text(),
+          f"echo_agent.py SIGINT: exit {code} (130 is Ctrl-C's) after {took:.2f} s{', ' + child.text() if child.text() else ''}")
 
 
 # ---- examples/curl.md
@@ -764,14 +765,41 @@ def check_curl(server, work):
     check(not unused, f"curl.md: every known recipe was found and checked{': missing ' + repr(unused) if unused else ''}")
 
 
-CHECKS = [("record", check_record), ("play", check_play), ("echo-agent", check_echo_agent), ("curl", check_curl)]
+def check_errors(server, work):
+    """Wrong addresses and refused requests end each example with one line and a non-zero status."""
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    closed_port = free.getsockname()[1]
+    free.close()
+    wav = work / "short.wav"
+    write_wav(wav, tone(440, 0.2, 24000), 24000)
+    cases = [
+        ("record.py unreachable", ["record.py", str(work / "x.wav"), "--seconds", "1",
+                                   "--url", f"http://127.0.0.1:{closed_port}"], "cannot reach audiogate"),
+        ("record.py bad scheme", ["record.py", str(work / "x.wav"), "--url", "ftp://127.0.0.1:1"], "--url must be"),
+        ("record.py refused rate", ["record.py", str(work / "x.wav"), "--rate", "12345", "--url", server.base],
+         "HTTP 400: invalid 'rate'"),
+        ("play.py unreachable", ["play.py", str(wav), "--url", f"ws://127.0.0.1:{closed_port}"], "cannot reach audiogate"),
+        ("echo_agent.py unreachable", ["echo_agent.py", "--url", f"https://127.0.0.1:{closed_port}"],
+         "cannot reach audiogate"),
+    ]
+    for what, argv, expected in cases:
+        child = Child(example(*argv))
+        code, _ = child.finish(10)
+        lines = [line for line in child.text().splitlines() if line.strip()]
+        check(code == 1 and len(lines) == 1 and expected in lines[0],
+              f"{what}: exit {code}, one line containing {expected!r}: {lines}")
+
+
+CHECKS = [("record", check_record), ("play", check_play), ("echo-agent", check_echo_agent), ("curl", check_curl),
+          ("errors", check_errors)]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.environ.get("AUDIOGATE_BINARY", str(ROOT / ".build/debug/audiogate")))
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
-    parser.add_argument("--only", action="append", help="run only this check (record, play, echo-agent, curl)")
+    parser.add_argument("--only", action="append", help="run only this check (record, play, echo-agent, curl, errors)")
     args = parser.parse_args()
     for tool in ("paplay", "sox", "curl"):
         if not shutil.which(tool):

@@ -50,6 +50,22 @@ public enum DeviceList {
         return devices
     }
 
+    /// Whether `name` is a device audiogate can ever open: `loopback`, `auto`, or a PCM that ALSA's
+    /// configuration defines (a card that is merely absent now, such as `hw:CARD=USB`, still counts).
+    ///
+    /// A typo (`no_such_pcm`) is not defined anywhere and will never open, so the caller can refuse
+    /// it at once instead of retrying forever.
+    public static func isKnown(_ name: String) -> Bool {
+        if name == LoopbackCard.deviceName || name == "auto" { return true }
+        audiogate_alsa_quiet()
+        // Without a readable configuration ALSA cannot tell; the open will then say what is wrong.
+        guard snd_config_update() >= 0 else { return true }
+        var definition: OpaquePointer?
+        guard snd_config_search_definition(snd_config, "pcm", name, &definition) >= 0 else { return false }
+        snd_config_delete(definition)
+        return true
+    }
+
     private static func take(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
         guard let pointer else { return nil }
         defer { free(pointer) }

@@ -40,7 +40,8 @@ extension DeviceLoop {
         let status = monitor.failed(error, unavailable: backoff.exhausted)
         if backoff.failures == 1 {
             logger.warning(
-                "\(Self.direction.rawValue) device unavailable", metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
+                "\(Self.direction.rawValue) device '\(monitor.snapshot.name)' unavailable; waiting for it (retrying up to every 2 s)",
+                metadata: ["error": "\(error)", "retry_ms": "\(delay)"])
         }
         report(status)
         control.sleep(milliseconds: delay)

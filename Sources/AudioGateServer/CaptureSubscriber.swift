@@ -43,7 +43,11 @@ public final class CaptureSubscriber: Sendable {
         var openStart: UInt64 = 0
         var pendingDroppedFrames = 0
         var droppedFrames = 0
-        var deviceEvents: [DeviceMessage.State] = []
+        /// Device events, each with the number of chunks completed before it: it is handed out only
+        /// after them, so a client hears the audio captured before a loss before it hears of the loss.
+        var deviceEvents: [(state: DeviceMessage.State, after: UInt64)] = []
+        var completedChunks: UInt64 = 0
+        var droppedChunks: UInt64 = 0
         var pendingLevel: (rms: Double, peak: Double)?
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
@@ -112,6 +116,7 @@ public final class CaptureSubscriber: Sendable {
                 offset += take
                 guard state.openFill == chunkBytes else { continue }
                 state.openFill = 0
+                state.completedChunks += 1
                 completed = true
                 var stamp = ChunkStamp(start: state.openStart, ready: ready)
                 withUnsafePointer(to: &stamp) { _ = state.stamps.write(UnsafeBufferPointer(start: $0, count: 1)) }
@@ -121,6 +126,7 @@ public final class CaptureSubscriber: Sendable {
                     state.stamps.discard(1)
                     state.pendingDroppedFrames += chunkFrames
                     state.droppedFrames += chunkFrames
+                    state.droppedChunks += 1
                 }
             }
             guard completed else { return nil }
@@ -132,10 +138,10 @@ public final class CaptureSubscriber: Sendable {
     /// Queues a device event (deduplicated against the last queued one).
     func deliver(_ device: DeviceMessage.State) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.deviceEvents.last != device else { return nil }
+            guard state.deviceEvents.last?.state != device else { return nil }
             // A client that never reads must not grow this list: only the newest few matter.
             if state.deviceEvents.count >= 8 { state.deviceEvents.removeFirst() }
-            state.deviceEvents.append(device)
+            state.deviceEvents.append((device, state.completedChunks))
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -164,7 +170,9 @@ public final class CaptureSubscriber: Sendable {
                 return state.withLock { state -> Event?? in
                     let destination = lent.buffer
                     if state.closed { return .some(nil) }
-                    if !state.deviceEvents.isEmpty { return Event.device(state.deviceEvents.removeFirst()) }
+                    if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
+                        return Event.device(state.deviceEvents.removeFirst().state)
+                    }
                     if state.pendingDroppedFrames > 0 {
                         let frames = state.pendingDroppedFrames
                         state.pendingDroppedFrames = 0

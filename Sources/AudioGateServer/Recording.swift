@@ -60,8 +60,8 @@ final class Recording: Sendable {
                     return (gap, writer.reachedLimit)
                 }) {
                 case .success(let (gap, reached)):
-                    // Chunks captured before a loss are handed out after its event: the reason
-                    // waits for the gap it explains.
+                    // The loss's event comes before the first chunk after it; the reason waits
+                    // for the gap (the timestamp jump) it explains.
                     if gap { gapReason = nil }
                     reachedLimit = reached
                 case .failure(let error): failure = error

@@ -104,6 +104,7 @@ public final class RecordingService: Service, Sendable {
         let created = await blocking { () -> Result<Void, RecordingError> in
             do throws(RecordingError) {
                 try store.create(id)
+                try store.reserve(id)
                 try store.save(info)
                 return .success(())
             } catch {
@@ -151,9 +152,8 @@ public final class RecordingService: Service, Sendable {
     func delete(_ id: String) async throws(APIError) {
         let recording = try recording(id)
         if recording.isRunning { await recording.stop(reason: "request") }
-        guard recordings.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
         let store = try availableStore()
-        let freed = await blocking { store.remove(id) }
+        guard let freed = await blocking({ [self] in forget(id, in: store) }) else { return }
         quota.release(freed)
         logger.info("recording \(id) deleted", metadata: ["bytes": "\(freed)"])
     }
@@ -220,10 +220,23 @@ public final class RecordingService: Service, Sendable {
 
     /// Forgets a finished recording and deletes its folder (blocking).
     private func remove(_ id: String, why: String) {
-        guard case .success(let store) = store, recordings.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
-        let freed = store.remove(id)
+        guard case .success(let store) = store, let freed = forget(id, in: store) else { return }
         quota.release(freed)
         logger.notice("recording \(id) removed: \(why)", metadata: ["bytes": "\(freed)"])
+    }
+
+    /// Drops a recording from the table and its folder from the listing in one step, then deletes
+    /// the folder (blocking); nil when another removal got there first.
+    ///
+    /// Nobody sees the recording listed without its folder, or its folder still in place once it
+    /// is no longer listed.
+    private func forget(_ id: String, in store: RecordingStore) -> Int? {
+        let detached = recordings.withLock { table -> String?? in
+            guard table.removeValue(forKey: id) != nil else { return .none }
+            return .some(store.detach(id))
+        }
+        guard let detached else { return nil }
+        return detached.map(store.purge) ?? 0
     }
 
     // MARK: - Helpers

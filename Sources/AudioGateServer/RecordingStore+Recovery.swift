@@ -13,9 +13,15 @@ extension RecordingStore {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         var recordings: [RecordingInfo] = []
         var bytes = 0
+        // A removal the server did not finish before it stopped.
+        for name in names where name.hasPrefix(Self.detachedPrefix) {
+            _ = purge(root + "/" + name)
+        }
         for name in names.sorted() where RecordingID.isValid(name) {
             let folder = directory(of: name)
             unlink(folder + "/" + Self.metadataFile + ".tmp")
+            // Every recording is finished once loaded: none needs its reserve any more.
+            release(name)
             bytes += Self.size(ofDirectory: folder)
             guard let data = FileManager.default.contents(atPath: folder + "/" + Self.metadataFile),
                 var info = try? Self.decoder.decode(RecordingInfo.self, from: data), info.id == name

@@ -46,9 +46,37 @@ struct RecordingStore: Sendable {
         try systemCheck("mkdir", path: path) { mkdir(path, 0o750) }
     }
 
+    /// Name of the preallocated file a running recording keeps, so its final state can be saved on a full disk.
+    static let reserveFile = "recording.json.reserve"
+    /// Room for the metadata of a recording with hundreds of segments.
+    static let reserveBytes = 64 << 10
+
+    /// Sets aside disk space for the recording's last metadata save.
+    func reserve(_ id: String) throws(RecordingError) {
+        let file = path(of: id, file: Self.reserveFile)
+        let descriptor = try systemCheck("open", path: file) { open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640) }
+        defer { close(descriptor) }
+        let result = posix_fallocate(descriptor, 0, off_t(Self.reserveBytes))
+        guard result == 0 else { throw RecordingError.system("posix_fallocate", path: file, errno: result) }
+    }
+
+    /// Gives the reserved space back (a finished recording saves no more).
+    func release(_ id: String) {
+        unlink(path(of: id, file: Self.reserveFile))
+    }
+
     /// Replaces `recording.json` atomically (temporary file, fsync, rename), so a crash leaves
-    /// either the old or the new version.
+    /// either the old or the new version. On a full disk the recording's reserve is given up for it,
+    /// so the last state (`failed: no_space`) still reaches the disk.
     func save(_ info: RecordingInfo) throws(RecordingError) {
+        do {
+            try write(info)
+        } catch where error.code == .noSpace && unlink(path(of: info.id, file: Self.reserveFile)) == 0 {
+            try write(info)
+        }
+    }
+
+    private func write(_ info: RecordingInfo) throws(RecordingError) {
         let data: Data
         do {
             data = try Self.encoder.encode(info)
@@ -73,15 +101,33 @@ struct RecordingStore: Sendable {
         try systemCheck("rename", path: final) { rename(temporary, final) }
     }
 
+    /// Prefix of a folder on its way out; not a valid recording id, so never listed.
+    static let detachedPrefix = ".removing-"
+
     /// Removes a recording's folder and everything in it; answers the bytes freed.
     @discardableResult
     func remove(_ id: String) -> Int {
-        let path = directory(of: id)
-        let bytes = Self.size(ofDirectory: path)
+        detach(id).map(purge) ?? 0
+    }
+
+    /// Moves a recording's folder out of the listing in one atomic rename; answers its new path,
+    /// or nil when it could not be moved.
+    func detach(_ id: String) -> String? {
+        let detached = root + "/" + Self.detachedPrefix + id
+        guard rename(directory(of: id), detached) == 0 else {
+            logger.warning("could not remove recording \(id): \(String(cString: strerror(errno)))")
+            return nil
+        }
+        return detached
+    }
+
+    /// Deletes a detached folder; answers the bytes freed.
+    func purge(_ detached: String) -> Int {
+        let bytes = Self.size(ofDirectory: detached)
         do {
-            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.removeItem(atPath: detached)
         } catch {
-            logger.warning("could not remove recording \(id): \((error as NSError).localizedDescription)")
+            logger.warning("could not delete \(detached): \((error as NSError).localizedDescription)")
         }
         return bytes
     }

@@ -81,6 +81,7 @@ final class RecordingWriter {
         info.stopReason = info.state == .stopped ? stopReason : nil
         info.endedAt = info.time(atFrame: info.frames)
         saveQuietly()
+        store.release(info.id)
     }
 
     // MARK: - Writing

@@ -82,7 +82,14 @@ public struct SecurityPolicy: Sendable {
             }
         }
         guard let host else { return false }
-        return normalized == "http://" + host.lowercased()
+        if normalized == "http://" + host.lowercased() { return true }
+        // Every loopback name of our own port is our own origin: a page loaded from localhost may
+        // call 127.0.0.1 or [::1] on the same port, since all of them reach this server only.
+        guard normalized.hasPrefix("http://"), let own = Self.splitHost(host), Self.loopbackHosts.contains(own.name),
+            let page = Self.splitHost(String(normalized.dropFirst("http://".count))),
+            Self.loopbackHosts.contains(page.name)
+        else { return false }
+        return (page.port ?? 80) == (own.port ?? 80)
     }
 
     /// True when no token is configured or the request carries it (header or `?token=`).

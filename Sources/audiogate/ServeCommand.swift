@@ -135,6 +135,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.retentionHours = retentionHours
         configuration.maxDiskMegabytes = maxDiskMb
 
+        for name in Set([configuration.captureDevice, configuration.playbackDevice]) where !DeviceList.isKnown(name) {
+            // A typo never starts working; a known device that is absent now (unplugged, its sound
+            // server not started yet) is waited for by the device loops instead.
+            let known = DeviceList.all().map(\.name).joined(separator: ", ")
+            logger.critical("unknown device '\(name)': ALSA defines no such PCM. Known devices ('audiogate devices'): \(known)")
+            throw ExitCode(2)
+        }
         if !["127.0.0.1", "::1", "localhost"].contains(host) && token == nil {
             logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
         }

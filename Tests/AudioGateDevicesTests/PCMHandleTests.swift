@@ -37,6 +37,16 @@ struct PCMHandleTests {
         }
     }
 
+    @Test("a typo is unknown; defined PCMs are known even when their card is absent right now")
+    func knownNames() {
+        for name in ["no_such_device_audiogate", "pulsee", "hww:0,0"] {
+            #expect(!DeviceList.isKnown(name), "\(name)")
+        }
+        for name in ["default", "pulse", "null", "loopback", "auto", "hw:0,0", "plughw:CARD=NoSuchUSB,DEV=0"] {
+            #expect(DeviceList.isKnown(name), "\(name)")
+        }
+    }
+
     @Test("device listing names pulse, null and the built-in loopback")
     func listing() {
         let names = DeviceList.all().map(\.name)

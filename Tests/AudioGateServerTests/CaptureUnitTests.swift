@@ -86,7 +86,35 @@ struct CaptureUnitTests {
         #expect(subscriber.queuedMilliseconds == 0)
     }
 
-    @Test("device events are deduplicated and come before queued audio; close ends the wait")
+    @Test("a device event comes after the audio captured before it, and before the audio after it")
+    func eventOrder() async throws {
+        let parameters = try CaptureParameters(query: ["chunk_ms": "10"])  // 320 bytes
+        let subscriber = CaptureSubscriber(id: 1, parameters: parameters, transport: .webSocket, queueMilliseconds: 30)
+        let framePeriod = 1e9 / 16000
+        func append(_ value: UInt8, chunks: Int) {
+            [UInt8](repeating: value, count: 320 * chunks).withUnsafeBufferPointer { block in
+                subscriber.append(block, start: 0, nanosecondsPerFrame: framePeriod, ready: 0)
+            }
+        }
+        // Five chunks into a queue of three: two are dropped, and the loss still waits for the rest.
+        append(1, chunks: 5)
+        subscriber.deliver(.lost)
+        subscriber.deliver(.restored)
+        append(2, chunks: 1)
+        var buffer: [UInt8] = []
+        var events: [String] = []
+        while subscriber.queuedMilliseconds > 0 {
+            switch await subscriber.next(into: &buffer) {
+            case .chunk: events.append("audio \(buffer[0])")
+            case .device(let state): events.append(state.rawValue)
+            case .overrun(let milliseconds): events.append("overrun \(milliseconds)")
+            default: events.append("other")
+            }
+        }
+        #expect(events == ["overrun 20", "audio 1", "audio 1", "audio 1", "lost", "restored", "audio 2"])
+    }
+
+    @Test("device events are deduplicated; close ends the wait")
     func events() async throws {
         let subscriber = CaptureSubscriber(
             id: 1, parameters: try CaptureParameters(query: [:]), transport: .webSocket, queueMilliseconds: 1000)

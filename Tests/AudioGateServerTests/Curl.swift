@@ -9,12 +9,18 @@ enum Curl {
     }
 
     /// Runs curl against 127.0.0.1:`port` and returns the status line's code, headers and body.
-    static func request(port: Int, path: String, method: String = "GET", headers: [String] = [], body: String? = nil) throws -> Result {
+    /// An accepted WebSocket upgrade keeps the connection open: pass a short `maxTime` to read its status.
+    /// `options` go to curl as they are (e.g. `-T FILE`).
+    static func request(
+        port: Int, path: String, method: String = "GET", headers: [String] = [], body: String? = nil, maxTime: Double = 5,
+        options: [String] = []
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        var arguments = ["curl", "-s", "-i", "--max-time", "5", "-X", method]
+        var arguments = ["curl", "-s", "-i", "--max-time", "\(maxTime)", "-X", method]
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
+        arguments += options
         arguments.append("http://127.0.0.1:\(port)\(path)")
         process.arguments = arguments
         let output = Pipe()

@@ -115,6 +115,30 @@ struct PlaybackHTTPTests {
         }
     }
 
+    @Test("Expect: 100-continue is answered at once: 100 for an accepted upload, the final error for a refused one")
+    func expectContinue() async throws {
+        let (server, app) = PlaybackServer.make()
+        try await app.test(.live) { client in
+            await TestServer.waitForPlayback(server)
+            let port = try #require(client.port)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-expect-\(getpid()).raw").path
+            try Data(count: 4800).write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            // curl would wait the whole --expect100-timeout for an unanswered expectation, past --max-time.
+            let upload = ["-T", file, "--expect100-timeout", "30"]
+            let accepted = try Curl.request(port: port, path: "/v1/playback", method: "POST", options: upload)
+            #expect(accepted.status == 100, "\(accepted.headers)")
+            #expect(accepted.body.contains("HTTP/1.1 200"), "\(accepted.body)")
+            #expect(accepted.body.contains("\"duration_ms\":100"), "\(accepted.body)")
+            let refused = try Curl.request(port: port, path: "/v1/playback?rate=12345", method: "POST", options: upload)
+            #expect(refused.status == 400, "\(refused.headers)")
+            #expect(refused.body.contains("bad_parameter"), "\(refused.body)")
+            let foreign = try Curl.request(
+                port: port, path: "/v1/playback", method: "POST", headers: ["Origin: https://evil.example"], options: upload)
+            #expect(foreign.status == 403, "\(foreign.headers)")
+        }
+    }
+
     @Test("DELETE flushes a stream and answers played_ms and flushed_ms")
     func deleteFlushes() async throws {
         try await RealTime.retryingOnSteal {

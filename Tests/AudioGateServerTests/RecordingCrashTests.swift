@@ -10,14 +10,10 @@ import Glibc
 /// `kill -9` of the real server binary in the middle of a recording, then a restart.
 @Suite("recordings survive a crash", .serialized)
 struct RecordingCrashTests {
-    /// The `audiogate` executable built beside the tests.
-    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/audiogate").path
-
     /// Starts `audiogate serve` on the test card and waits for `/healthz`.
     static func serve(port: Int, data: String) async throws -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: TestServer.binary)
         process.arguments = ["serve", "--device", TestCard.device, "--port", "\(port)", "--data-dir", data, "--log-level", "warning"]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -32,7 +28,7 @@ struct RecordingCrashTests {
 
     @Test("after kill -9 every recording is listed, complete segments intact, the cut one repaired and playable")
     func killNine() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the server first: swift build")
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
         let data = RecordingFixtures.temporaryDirectory("crash")
         let port = 20000 + Int(getpid() % 20000)
         let first = try await Self.serve(port: port, data: data)

@@ -191,6 +191,12 @@ struct RecordingLiveTests {
             #expect(details["state"] as? String == "failed")
             let failure = details["failure"] as? [String: Any]
             #expect(failure?["code"] as? String == "no_space")
+            // The final state reached the disk too (the recording's reserve made room for it).
+            let saved = try RecordingStore.decoder.decode(
+                RecordingInfo.self, from: Data(contentsOf: URL(fileURLWithPath: "\(data)/recordings/\(id)/recording.json")))
+            #expect(saved.state == .failed)
+            #expect(saved.failure?.code == "no_space")
+            #expect(!FileManager.default.fileExists(atPath: "\(data)/recordings/\(id)/\(RecordingStore.reserveFile)"))
             RealTime.log("full disk: \(failure?["message"] ?? "-") after \(details["duration_seconds"] ?? "-") s")
             let capture = try await client.execute(uri: "/v1/capture?seconds=0.3", method: .get)
             #expect(capture.status == .ok)

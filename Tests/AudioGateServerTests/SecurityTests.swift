@@ -39,6 +39,17 @@ struct SecurityPolicyTests {
         #expect(!policy.allowsOrigin("http://127.0.0.1:3000", host: "localhost:8750"))
         #expect(!policy.allowsOrigin("http://localhost:3000", host: "localhost:8750"))
         #expect(!policy.allowsOrigin("null", host: "localhost:8750"))
+        // Every loopback name of our own port is our own origin, whichever one the Host header uses.
+        for page in ["http://localhost:8750", "http://127.0.0.1:8750", "http://[::1]:8750"] {
+            for host in ["localhost:8750", "127.0.0.1:8750", "[::1]:8750"] {
+                #expect(policy.allowsOrigin(page, host: host), "\(page) calling \(host)")
+            }
+        }
+        #expect(!policy.allowsOrigin("http://127.0.0.1:3000", host: "127.0.0.1:8750"))
+        #expect(!policy.allowsOrigin("http://localhost", host: "127.0.0.1:8750"))
+        #expect(!policy.allowsOrigin("https://127.0.0.1:8750", host: "localhost:8750"))
+        #expect(!policy.allowsOrigin("http://localhost6:8750", host: "localhost:8750"))
+        #expect(!policy.allowsOrigin("http://localhost:8750", host: "audio.lan:8750"))
         #expect(policy.allowsOrigin("ws://localhost", host: "localhost:8750"))
         #expect(policy.allowsOrigin("ws://127.0.0.1:8750", host: "localhost:8750"))
         #expect(!policy.allowsOrigin("ws://evil.example", host: "localhost:8750"))
@@ -71,6 +82,14 @@ struct SecurityLiveTests {
             #expect(ws.status == 403)
             let own = try Curl.request(port: port, path: "/v1/status", headers: ["Origin: http://127.0.0.1:\(port)"])
             #expect(own.status == 200)
+            // A page from localhost calling 127.0.0.1 (and the other way round) is the same server.
+            let aliased = try Curl.request(port: port, path: "/v1/status", headers: ["Origin: http://localhost:\(port)"])
+            #expect(aliased.status == 200)
+            let aliasedSocket = try Curl.request(
+                port: port, path: "/v1/capture", headers: Curl.upgrade + ["Origin: http://localhost:\(port)"], maxTime: 1)
+            #expect(aliasedSocket.status == 101)
+            let otherPort = try Curl.request(port: port, path: "/v1/status", headers: ["Origin: http://localhost:\(port + 1)"])
+            #expect(otherPort.status == 403)
         }
     }
 

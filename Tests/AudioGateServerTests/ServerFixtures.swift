@@ -7,6 +7,10 @@ import Logging
 
 /// Builds servers on the test card, on an ephemeral port.
 enum TestServer {
+    /// The `audiogate` executable built beside the tests.
+    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/debug/audiogate").path
+
     static let logger: Logger = {
         var logger = Logger(label: "audiogate-test")
         logger.logLevel = .warning

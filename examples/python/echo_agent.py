@@ -19,6 +19,8 @@ import sys
 
 import websockets
 
+import gateway
+
 RATE = 16000
 CHUNK_MS = 20
 SILENCE_MS = 500
@@ -34,9 +36,11 @@ def level_db(chunk):
 
 
 async def agent(args):
-    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
-    capture_url = f"{args.url}/v1/capture?rate={RATE}&channels=1&format=s16le&chunk_ms={CHUNK_MS}"
-    playback_url = f"{args.url}/v1/playback?rate={RATE}&channels=1&format=s16le&stream=agent"
+    headers = gateway.headers(args.token)
+    capture_url = gateway.websocket_url(args.url, "/v1/capture", rate=RATE, channels=1, format="s16le",
+                                        chunk_ms=CHUNK_MS)
+    playback_url = gateway.websocket_url(args.url, "/v1/playback", rate=RATE, channels=1, format="s16le",
+                                         stream="agent")
     async with websockets.connect(capture_url, additional_headers=headers) as mic, \
             websockets.connect(playback_url, additional_headers=headers) as speaker:
         await mic.recv()  # start
@@ -107,16 +111,13 @@ async def agent(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="ws://127.0.0.1:8750")
+    parser.add_argument("--url", default=gateway.DEFAULT_URL, help="the server: http(s):// or ws(s)://")
     parser.add_argument("--token", default=None)
     parser.add_argument("--threshold-db", type=float, default=-35)
     parser.add_argument("--barge-in-margin-db", type=float, default=6,
                         help="while talking, how much louder than its own voice the room must get")
     parser.add_argument("--turns", type=int, default=0, help="stop after this many turns (0: run forever)")
-    try:
-        asyncio.run(agent(parser.parse_args()))
-    except KeyboardInterrupt:
-        pass
+    gateway.run("echo_agent.py", agent(parser.parse_args()))
 
 
 if __name__ == "__main__":

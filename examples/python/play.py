@@ -17,6 +17,8 @@ import wave
 
 import websockets
 
+import gateway
+
 CHUNK_MS = 40
 LEAD_SECONDS = 0.3
 
@@ -32,8 +34,9 @@ def read_input(path, rate, channels):
 
 async def play(args):
     pcm, rate, channels = read_input(args.input, args.rate, args.channels)
-    url = f"{args.url}/v1/playback?rate={rate}&channels={channels}&format=s16le&stream={args.stream}"
-    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+    url = gateway.websocket_url(args.url, "/v1/playback", rate=rate, channels=channels, format="s16le",
+                                stream=args.stream)
+    headers = gateway.headers(args.token)
     chunk = rate * channels * 2 * CHUNK_MS // 1000
     async with websockets.connect(url, additional_headers=headers) as socket:
         async def events():
@@ -72,12 +75,9 @@ def main():
     parser.add_argument("--rate", type=int, default=24000, help="rate of raw stdin audio")
     parser.add_argument("--channels", type=int, default=1, help="channels of raw stdin audio")
     parser.add_argument("--stream", default="default")
-    parser.add_argument("--url", default="ws://127.0.0.1:8750")
+    parser.add_argument("--url", default=gateway.DEFAULT_URL, help="the server: http(s):// or ws(s)://")
     parser.add_argument("--token", default=None)
-    try:
-        asyncio.run(play(parser.parse_args()))
-    except KeyboardInterrupt:
-        print("\nstopped", file=sys.stderr)
+    gateway.run("play.py", play(parser.parse_args()))
 
 
 if __name__ == "__main__":

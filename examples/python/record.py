@@ -6,17 +6,19 @@
 Needs only `websockets` (pip install websockets) and the standard library.
 """
 import argparse
-import asyncio
 import json
 import sys
 import wave
 
 import websockets
 
+import gateway
+
 
 async def record(args):
-    url = f"{args.url}/v1/capture?rate={args.rate}&channels={args.channels}&format=s16le&chunk_ms=20"
-    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+    url = gateway.websocket_url(args.url, "/v1/capture", rate=args.rate, channels=args.channels, format="s16le",
+                                chunk_ms=20)
+    headers = gateway.headers(args.token)
     wanted = int(args.seconds * args.rate) * args.channels * 2
     received = bytearray()
     async with websockets.connect(url, additional_headers=headers, max_size=2**22) as socket:
@@ -47,9 +49,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--rate", type=int, default=16000)
     parser.add_argument("--channels", type=int, default=1)
-    parser.add_argument("--url", default="ws://127.0.0.1:8750")
+    parser.add_argument("--url", default=gateway.DEFAULT_URL, help="the server: http(s):// or ws(s)://")
     parser.add_argument("--token", default=None)
-    asyncio.run(record(parser.parse_args()))
+    gateway.run("record.py", record(parser.parse_args()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+import AudioGateTestSupport
+import Foundation
+import Testing
+
+/// The real `audiogate serve` binary facing a device name it can never open.
+@Suite("serve command", .serialized)
+struct ServeCommandTests {
+    /// Runs the binary with `arguments`, waits at most `seconds`, and answers its exit status and stderr.
+    static func run(_ arguments: [String], seconds: Double) throws -> (status: Int32?, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestServer.binary)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        process.waitByPolling(seconds: seconds)
+        if process.isRunning {
+            process.terminate()
+            process.waitByPolling()
+            return (nil, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, text)
+    }
+
+    @Test("an unknown device name exits at once, non-zero, naming it and the known devices")
+    func unknownDevice() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        for flag in ["--device", "--capture-device", "--playback-device"] {
+            let (status, stderr) = try Self.run(["serve", flag, "no_such_pcm", "--port", "8799"], seconds: 10)
+            #expect(status == 2, "\(flag): \(stderr)")
+            #expect(stderr.contains("no_such_pcm"), "\(stderr)")
+            #expect(stderr.contains("loopback") && stderr.contains("pulse"), "the known devices are listed: \(stderr)")
+        }
+    }
+
+    @Test("a known device that is absent right now is waited for, with a log line saying so")
+    func absentDevice() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let port = 20000 + Int(getpid() % 20000) + 7
+        let (status, stderr) = try Self.run(
+            ["serve", "--capture-device", "plughw:CARD=NoSuchUSB,DEV=0", "--playback-device", "loopback", "--port", "\(port)"],
+            seconds: 3)
+        #expect(status == nil, "it keeps running: \(stderr)")
+        #expect(stderr.contains("capture device 'plughw:CARD=NoSuchUSB,DEV=0' unavailable; waiting for it"), "\(stderr)")
+    }
+}
