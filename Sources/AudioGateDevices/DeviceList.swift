@@ -59,11 +59,7 @@ public enum DeviceList {
         if name == LoopbackCard.deviceName || name == "auto" { return true }
         audiogate_alsa_quiet()
         // Without a readable configuration ALSA cannot tell; the open will then say what is wrong.
-        guard snd_config_update() >= 0 else { return true }
-        var definition: OpaquePointer?
-        guard snd_config_search_definition(snd_config, "pcm", name, &definition) >= 0 else { return false }
-        snd_config_delete(definition)
-        return true
+        return audiogate_pcm_defined(name) != 0
     }
 
     private static func take(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {

@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTP1
 
 /// HTTP/1.1 with WebSocket upgrade, plus an `UpgradeGuard` in front of the upgrader so refused
-/// upgrades get their real status and JSON error, and a `ContinueResponder` for `Expect: 100-continue`.
+/// upgrades get their real status and JSON error (it also answers `Expect: 100-continue`).
 struct AudioGateChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
@@ -18,7 +18,6 @@ struct AudioGateChannel: ServerChildChannel {
             let upgrader = try operations.handler(
                 type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
             try operations.addHandler(UpgradeGuard(check: check), position: .before(upgrader))
-            try operations.addHandler(ContinueResponder(check: check), position: .before(upgrader))
             return value
         }
     }

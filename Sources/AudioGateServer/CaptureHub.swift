@@ -109,6 +109,10 @@ public final class CaptureHub: CaptureSink {
             }
             guard !core.deviceLost else { return nil }
             core.deviceLost = true
+            // A device lost before it delivered its first period (sound servers can take a second
+            // to start delivering) still loses the time from here to its first period after the
+            // restore: without a reference the outage would not be counted at all.
+            if core.expectedNext == nil { core.expectedNext = MonotonicClock.nowNanoseconds() }
             broadcast(.lost, in: core.groups)
             return .lost
         }

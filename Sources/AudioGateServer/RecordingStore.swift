@@ -70,13 +70,13 @@ struct RecordingStore: Sendable {
     /// so the last state (`failed: no_space`) still reaches the disk.
     func save(_ info: RecordingInfo) throws(RecordingError) {
         do {
-            try write(info)
+            try writeMetadata(info)
         } catch where error.code == .noSpace && unlink(path(of: info.id, file: Self.reserveFile)) == 0 {
-            try write(info)
+            try writeMetadata(info)
         }
     }
 
-    private func write(_ info: RecordingInfo) throws(RecordingError) {
+    private func writeMetadata(_ info: RecordingInfo) throws(RecordingError) {
         let data: Data
         do {
             data = try Self.encoder.encode(info)

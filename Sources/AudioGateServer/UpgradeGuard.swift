@@ -3,7 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// Lets refused WebSocket upgrades get the real status and JSON error.
+/// Lets refused WebSocket upgrades get the real status and JSON error; answers `100 Continue`.
 ///
 /// The WebSocket upgrader can only refuse with an empty 400, which would turn a 403 (foreign
 /// Origin), 421 (foreign Host), 401 (token) or a bad query parameter into a puzzle for the client.
@@ -15,6 +15,11 @@ import NIOHTTP1
 /// Standing right behind the HTTP decoder, it also answers requests the decoder cannot parse
 /// (oversized headers, garbage): the upgrading pipeline has no error handling of its own, and
 /// such a connection would otherwise hang until the client gives up.
+///
+/// And it answers `Expect: 100-continue` as soon as the head arrives: curl sends it for `-T`
+/// uploads and large bodies, then waits a second before sending anything, so a piped playback
+/// would start a second late. A request the same rules refuse gets no 100: its head travels on
+/// without the expectation, the router answers the final error at once and the body is never sent.
 final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -32,13 +37,21 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch part {
-        case .head(let head):
+        case .head(var head):
             guard Self.isUpgrade(head) else {
-                context.fireChannelRead(data)
+                guard Self.expectsContinue(head) else {
+                    context.fireChannelRead(data)
+                    return
+                }
+                head.headers.remove(name: "expect")
+                if refusal(head) == nil {
+                    let interim = HTTPResponseHead(version: head.version, status: .continue)
+                    context.writeAndFlush(wrapOutboundOut(.head(interim)), promise: nil)
+                }
+                context.fireChannelRead(wrapInboundOut(.head(head)))
                 return
             }
-            let (path, query) = Self.split(head.uri)
-            if check(path, query, head.headers["host"].first, Self.fields(head.headers)) != nil {
+            if refusal(head) != nil {
                 var plain = head
                 plain.headers.remove(name: "upgrade")
                 plain.headers.replaceOrAdd(name: "connection", value: "close")
@@ -72,6 +85,17 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func refusal(_ head: HTTPRequestHead) -> APIError? {
+        let (path, query) = Self.split(head.uri)
+        return check(path, query, head.headers["host"].first, Self.fields(head.headers))
+    }
+
+    /// HTTP/1.1 requests that wait for an interim answer before sending their body.
+    static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
+        head.version.major == 1 && head.version.minor >= 1
+            && head.headers["expect"].contains { $0.lowercased() == "100-continue" }
     }
 
     static func isUpgrade(_ head: HTTPRequestHead) -> Bool {

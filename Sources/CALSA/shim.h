@@ -24,4 +24,16 @@ static inline void audiogate_alsa_quiet(void) {
     snd_lib_error_set_handler(audiogate_alsa_silent_handler);
 }
 
+// Whether ALSA's configuration defines the PCM `name` (with its arguments): 1 yes, 0 no, <0 an error
+// reading the configuration. The global configuration tree is touched here, in C, because Swift
+// cannot reference the mutable global `snd_config` under strict concurrency.
+static inline int audiogate_pcm_defined(const char *name) {
+    int err = snd_config_update();
+    if (err < 0) return err;
+    snd_config_t *definition = NULL;
+    if (snd_config_search_definition(snd_config, "pcm", name, &definition) < 0) return 0;
+    snd_config_delete(definition);
+    return 1;
+}
+
 #endif

@@ -1,4 +1,5 @@
 import AudioGateCore
+import AudioGateDevices
 @testable import AudioGateServer
 import Testing
 
@@ -96,7 +97,7 @@ struct CaptureUnitTests {
                 subscriber.append(block, start: 0, nanosecondsPerFrame: framePeriod, ready: 0)
             }
         }
-        // Five chunks into a queue of three: two are dropped, and the loss still waits for the rest.
+        // Six chunks into a queue of three: three are dropped, and the loss still waits for the two left.
         append(1, chunks: 5)
         subscriber.deliver(.lost)
         subscriber.deliver(.restored)
@@ -111,7 +112,33 @@ struct CaptureUnitTests {
             default: events.append("other")
             }
         }
-        #expect(events == ["overrun 20", "audio 1", "audio 1", "audio 1", "lost", "restored", "audio 2"])
+        #expect(events == ["overrun 30", "audio 1", "audio 1", "lost", "restored", "audio 2"])
+    }
+
+    @Test("an outage counts as lost time, also when the device was lost before its first period")
+    func lostBeforeFirstPeriod() async throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let format = AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le)
+        let period = [Float](repeating: 0, count: 480)
+        func status(_ state: DeviceState) -> DeviceStatus { DeviceStatus(name: "test", direction: .capture, state: state) }
+        func capture(at timestamp: UInt64) {
+            period.withUnsafeBufferPointer { hub.captured($0, frames: 480, format: format, timestamp: timestamp) }
+        }
+        // Opened, lost before any audio, restored 300 ms later: the first period after is 300 ms late.
+        hub.captureStatusChanged(status(.running))
+        hub.captureStatusChanged(status(.recovering))
+        try await Task.sleep(for: .milliseconds(300))
+        hub.captureStatusChanged(status(.running))
+        capture(at: MonotonicClock.nowNanoseconds())
+        #expect(hub.lostMilliseconds >= 290)
+        // With audio before the loss, the gap is measured from the end of the last period.
+        let before = hub.lostMilliseconds
+        let last = MonotonicClock.nowNanoseconds()
+        capture(at: last)
+        hub.captureStatusChanged(status(.recovering))
+        hub.captureStatusChanged(status(.running))
+        capture(at: last + 10_000_000 + 200_000_000)
+        #expect(abs(hub.lostMilliseconds - before - 200) < 1)
     }
 
     @Test("device events are deduplicated; close ends the wait")

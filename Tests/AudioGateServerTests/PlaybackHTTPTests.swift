@@ -130,7 +130,7 @@ struct PlaybackHTTPTests {
             #expect(accepted.status == 100, "\(accepted.headers)")
             #expect(accepted.body.contains("HTTP/1.1 200"), "\(accepted.body)")
             #expect(accepted.body.contains("\"duration_ms\":100"), "\(accepted.body)")
-            let refused = try Curl.request(port: port, path: "/v1/playback?rate=12345", method: "POST", options: upload)
+            let refused = try Curl.request(port: port, path: "/v1/playback?channels=9", method: "POST", options: upload)
             #expect(refused.status == 400, "\(refused.headers)")
             #expect(refused.body.contains("bad_parameter"), "\(refused.body)")
             let foreign = try Curl.request(
