@@ -29,6 +29,9 @@ public final class CaptureHub: CaptureSink {
         var deviceLost = false
     }
 
+    /// Capture timestamps that jump by less than this are clock jitter, not lost audio.
+    static let jitterNanoseconds: UInt64 = 25_000_000
+
     private let core: Mutex<Core>
     private let published = Mutex(Published())
     /// Every subscriber, for status; never touched by the capture thread.
@@ -57,7 +60,12 @@ public final class CaptureHub: CaptureSink {
         let (level, lost) = core.withLock { core -> ((rms: Double, peak: Double)?, UInt64) in
             let samples = lent.readOnly
             var lost: UInt64 = 0
-            if core.discontinuity, let expected = core.expectedNext, timestamp > expected {
+            // Every jump of the timeline is lost time, so `lost_ms` and the gaps clients and
+            // recordings see agree: after an xrun or outage any jump, else one beyond jitter (the
+            // capture clock re-anchoring after a sound server delivered late).
+            if let expected = core.expectedNext, timestamp > expected,
+                core.discontinuity || timestamp - expected > Self.jitterNanoseconds
+            {
                 lost = timestamp - expected
             }
             core.discontinuity = false

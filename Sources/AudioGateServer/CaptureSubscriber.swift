@@ -51,10 +51,12 @@ public final class CaptureSubscriber: Sendable {
         var pendingLevel: (rms: Double, peak: Double)?
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
+        /// No more audio is taken; what is queued is still handed out, then `next` returns nil.
+        var finishing = false
         var handedOut: UInt64 = 0
 
         var hasWork: Bool {
-            closed || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil || !stamps.isEmpty
+            closed || finishing || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil || !stamps.isEmpty
         }
 
         /// The stored waiter, to be resumed after the lock is released.
@@ -102,7 +104,7 @@ public final class CaptureSubscriber: Sendable {
         let lent = LentBuffer(bytes)
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             let bytes = lent.readOnly
-            guard !state.closed, let base = bytes.baseAddress else { return nil }
+            guard !state.closed, !state.finishing, let base = bytes.baseAddress else { return nil }
             var offset = 0
             var completed = false
             while offset < bytes.count {
@@ -193,6 +195,7 @@ public final class CaptureSubscriber: Sendable {
                         state.handedOut += 1
                         return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
                     }
+                    if state.finishing { return .some(nil) }
                     return nil
                 }
             }
@@ -210,6 +213,16 @@ public final class CaptureSubscriber: Sendable {
                 close()
             }
         }
+    }
+
+    /// Takes no more audio, but hands out the complete chunks already queued before `next` returns nil:
+    /// a recording stopped by request keeps everything captured up to the request.
+    public func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.finishing = true
+            return state.takeWaiter()
+        }
+        waiter?.resume()
     }
 
     /// Ends the stream: a waiting `next` returns nil and appends are ignored.

@@ -93,7 +93,7 @@ final class Recording: Sendable {
     /// Asks a running recording to stop (`reason` is `request` or `shutdown`); returns at once.
     func requestStop(reason: String) {
         stopReason.withLock { if $0 == nil { $0 = reason } }
-        subscriber?.close()
+        subscriber?.finish()
     }
 
     /// Stops a running recording and waits until its files are final.

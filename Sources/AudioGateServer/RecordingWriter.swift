@@ -13,9 +13,6 @@ import Musl
 /// whatever the chunking. Missing audio (the chunk timestamps jump) is written as silence of the
 /// same length and listed as a gap. Used by one task at a time, on a thread pool (blocking I/O).
 final class RecordingWriter {
-    /// Timestamp jumps below this are clock jitter, not lost audio.
-    static let gapThresholdNanoseconds: UInt64 = 25_000_000
-
     private(set) var info: RecordingInfo
     private let store: RecordingStore
     private let quota: DiskQuota
@@ -52,7 +49,7 @@ final class RecordingWriter {
             info.startedAt = Timestamp.format(Date().addingTimeInterval(-max(0, age)))
         }
         var gapWritten = false
-        if let expected = expectedTimestamp, timestamp > expected &+ Self.gapThresholdNanoseconds {
+        if let expected = expectedTimestamp, timestamp > expected &+ CaptureHub.jitterNanoseconds {
             let missing = Int((Double(timestamp - expected) * Double(format.rate) / 1e9).rounded())
             try writeGap(frames: missing, reason: gapReason ?? "xrun")
             gapWritten = true

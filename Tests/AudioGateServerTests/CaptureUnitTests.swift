@@ -139,6 +139,12 @@ struct CaptureUnitTests {
         hub.captureStatusChanged(status(.running))
         capture(at: last + 10_000_000 + 200_000_000)
         #expect(abs(hub.lostMilliseconds - before - 200) < 1)
+        // Without an xrun or outage, jitter is not lost time but a jump of the timeline is.
+        let settled = hub.lostMilliseconds
+        capture(at: last + 220_000_000 + 10_000_000)
+        #expect(hub.lostMilliseconds == settled)
+        capture(at: last + 240_000_000 + 60_000_000)
+        #expect(abs(hub.lostMilliseconds - settled - 60) < 1)
     }
 
     @Test("device events are deduplicated; close ends the wait")
