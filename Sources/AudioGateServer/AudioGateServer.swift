@@ -40,10 +40,9 @@ public struct AudioGateServer: Sendable {
         return router
     }
 
-    /// The application: HTTP and WebSocket routes plus the device loops as services.
+    /// The application: HTTP routes, the WebSockets, and the device loops as services.
     public func makeApplication() -> some ApplicationProtocol {
         let router = makeRouter()
-        let webSocketResponder = router.buildResponder()
         let limits = configuration.limits
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
@@ -52,13 +51,13 @@ public struct AudioGateServer: Sendable {
                     maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes)),
             ws: .init(maxFrameSize: limits.maxWebSocketMessageBytes))
         let check = upgradeCheck()
+        let webSocket = webSocketUpgrade(check: check)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 AudioGateChannel(
                     upgrade: HTTP1WebSocketUpgradeChannel(
-                        responder: responder, webSocketResponder: webSocketResponder,
-                        configuration: channelConfiguration),
+                        responder: responder, configuration: channelConfiguration, shouldUpgrade: webSocket),
                     check: check)
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),

@@ -1,18 +1,20 @@
 import Hummingbird
-import HummingbirdWebSocket
 
-/// Sends WebSocket upgrade requests for `/v1/capture` to the WebSocket route and plain GETs on to
-/// the HTTP stream, since both share one path and method.
+/// Answers a `/v1/capture` request that asks for a WebSocket but reached the HTTP routes (the
+/// upgrader did not take it) as the upgrade would have been answered, without switching, instead
+/// of starting an endless audio stream the client did not ask for.
 struct CaptureUpgradeMiddleware: RouterMiddleware {
     typealias Context = AudioGateRequestContext
 
-    let upgrade: WebSocketUpgradeMiddleware<AudioGateRequestContext>
+    let hub: CaptureHub
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard Self.isWebSocketUpgrade(request) else { return try await next(request, context) }
-        return try await upgrade.handle(request, context: context, next: next)
+        _ = try CaptureParameters(request: request)
+        try hub.checkCapacity()
+        return Response(status: .ok)
     }
 
     static func isWebSocketUpgrade(_ request: Request) -> Bool {

@@ -10,14 +10,11 @@ struct CaptureWebSocket: Sendable {
     let hub: CaptureHub
 
     func run(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        context: WebSocketRouterContext<AudioGateRequestContext>
+        parameters: CaptureParameters, channel: any Channel, inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter, logger: Logger
     ) async throws {
-        let parameters: CaptureParameters
         let subscriber: CaptureSubscriber
         do throws(APIError) {
-            // Validated in shouldUpgrade; parsed again here because only the request travels along.
-            parameters = try CaptureParameters(request: context.request)
             subscriber = try hub.subscribe(parameters, transport: .webSocket)
         } catch {
             try await outbound.write(.text(ErrorMessage(code: error.code.rawValue, message: error.message).json()))
@@ -25,16 +22,15 @@ struct CaptureWebSocket: Sendable {
             return
         }
         defer { hub.unsubscribe(subscriber) }
-        await CaptureConnection.limitSendBuffer(context.requestContext.channel)
+        await CaptureConnection.limitSendBuffer(channel)
 
         let start = StartMessage(
             rate: parameters.format.rate, channels: parameters.format.channels,
             format: parameters.format.sampleFormat, chunkMs: parameters.chunkMilliseconds)
         try await outbound.write(.text(start.json()))
 
-        let channel = context.requestContext.channel
         await withGracefulShutdownHandler {
-            await serve(subscriber, inbound: inbound, outbound: outbound, context: context)
+            await serve(subscriber, inbound: inbound, outbound: outbound, logger: logger)
         } onGracefulShutdown: {
             GoingAway.send(on: channel)
             subscriber.close()
@@ -43,7 +39,7 @@ struct CaptureWebSocket: Sendable {
 
     private func serve(
         _ subscriber: CaptureSubscriber, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        context: WebSocketRouterContext<AudioGateRequestContext>
+        logger: Logger
     ) async {
         await withTaskGroup(of: Void.self) { group in
             // Reading keeps pings and the close handshake working; the client has nothing to say.
@@ -51,14 +47,14 @@ struct CaptureWebSocket: Sendable {
                 do {
                     for try await _ in inbound {}
                 } catch {
-                    context.logger.debug("capture socket read ended", metadata: ["error": "\(error)"])
+                    logger.debug("capture socket read ended", metadata: ["error": "\(error)"])
                 }
             }
             group.addTask {
                 do {
                     try await send(subscriber, to: outbound)
                 } catch {
-                    context.logger.debug("capture socket write ended", metadata: ["error": "\(error)"])
+                    logger.debug("capture socket write ended", metadata: ["error": "\(error)"])
                 }
             }
             // Either side ending ends the connection.

@@ -1,8 +1,7 @@
 import Hummingbird
-import HummingbirdWebSocket
 
 extension AudioGateServer {
-    /// `GET /v1/capture` (HTTP stream) and the `/v1/capture` WebSocket.
+    /// `GET /v1/capture` (HTTP stream); the `/v1/capture` WebSocket is served by `webSocketUpgrade`.
     ///
     /// WebSocket: `start`, then one chunk of exactly `chunk_ms` (rounded to whole frames) per
     /// message. With `encoding=json`, `seq` counts the chunks sent from 0 with no gaps, even after
@@ -11,19 +10,9 @@ extension AudioGateServer {
     /// first sample. Bad parameters refuse the upgrade with a 400 JSON error.
     func addCaptureRoutes(to router: Router<AudioGateRequestContext>) {
         let hub = engine.captureHub
-        let webSocket = CaptureWebSocket(hub: hub)
         let http = CaptureHTTPStream(hub: hub)
-        let upgrade = WebSocketUpgradeMiddleware<AudioGateRequestContext>(
-            shouldUpgrade: { request, _ in
-                _ = try CaptureParameters(request: request)
-                try hub.checkCapacity()
-                return .upgrade([:])
-            },
-            onUpgrade: { inbound, outbound, context in
-                try await webSocket.run(inbound: inbound, outbound: outbound, context: context)
-            })
         router.group("/v1/capture")
-            .add(middleware: CaptureUpgradeMiddleware(upgrade: upgrade))
+            .add(middleware: CaptureUpgradeMiddleware(hub: hub))
             .get { request, context in
                 try http.response(request, context: context)
             }

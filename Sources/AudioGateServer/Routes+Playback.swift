@@ -1,13 +1,10 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
-import ServiceLifecycle
 
 extension AudioGateServer {
-    /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and the `/v1/playback` WebSocket.
+    /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and a plain `GET /v1/playback`.
     func addPlaybackRoutes(to router: Router<AudioGateRequestContext>) {
         let mixer = engine.mixer
-        let limits = configuration.limits
         router.post("/v1/playback") { request, _ in
             let parameters = try PlaybackParameters(request: request)
             return try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
@@ -51,23 +48,11 @@ extension AudioGateServer {
             mixer.volume.apply(settings)
             return try JSONResponse.make(mixer.volume.settings)
         }
-        router.ws(
-            "/v1/playback",
-            shouldUpgrade: { request, _ in
-                _ = try PlaybackParameters(request: request)
-                return .upgrade([:])
-            },
-            onUpgrade: { inbound, outbound, context in
-                let parameters = try PlaybackParameters(request: context.request)
-                let channel = context.requestContext.channel
-                try await withGracefulShutdownHandler {
-                    try await PlaybackSocket(
-                        mixer: mixer, parameters: parameters, maxMessageBytes: limits.maxWebSocketMessageBytes,
-                        logger: context.logger
-                    ).run(inbound: inbound, outbound: outbound)
-                } onGracefulShutdown: {
-                    GoingAway.send(on: channel)
-                }
-            })
+        // The WebSocket itself is served by `webSocketUpgrade`; a plain GET gets the same checks
+        // and an empty 200, as documented.
+        router.get("/v1/playback") { request, _ in
+            _ = try PlaybackParameters(request: request)
+            return Response(status: .ok)
+        }
     }
 }
