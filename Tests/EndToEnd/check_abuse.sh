@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Starts the debug server on the test card and runs scripts/abuse.py against it: 500 hostile
+# Starts the debug server on the test card and runs Tests/EndToEnd/check_abuse.py against it: 500 hostile
 # connections while one well-behaved capture client must receive every chunk.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 port="$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 ulimit -n 8192 2>/dev/null || true
 .build/debug/audiogate serve --device "${AUDIOGATE_TEST_DEVICE:-pulse}" --port "$port" --log-level warning &
@@ -13,7 +13,7 @@ for _ in $(seq 1 100); do
         .venv/bin/python -c 'import json,sys; sys.exit(json.load(sys.stdin)["capture"]["state"] != "running")' 2>/dev/null && break
     sleep 0.1
 done
-summary="$(.venv/bin/python scripts/abuse.py --port "$port" --connections 500 --seconds 15)" && status=0 || status=$?
+summary="$(.venv/bin/python Tests/EndToEnd/check_abuse.py --port "$port" --connections 500 --seconds 15)" && status=0 || status=$?
 echo "check-abuse: $summary"
 if ((status != 0)); then
     echo "check-abuse: the well-behaved client was disturbed" >&2

@@ -2,7 +2,7 @@
 """Runs the examples against a live server on the test sound card: the Python clients in
 examples/python and every shell command in examples/curl.md.
 
-    .venv/bin/python scripts/check-examples.py [--binary .build/debug/audiogate] [--device pulse] [--only NAME]
+    .venv/bin/python Tests/EndToEnd/check_examples.py [--binary .build/debug/audiogate] [--device pulse] [--only NAME]
 
 The test card plays what it is given and captures it again, so each check plays into it (`paplay`
 for the room, the examples for the server's speaker) and listens with the server's own HTTP capture.
@@ -41,7 +41,7 @@ import wave
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 RATE = 16000  # what the checks listen at
 ROOM_DB = -13.5  # RMS of a sine at amplitude 0.3

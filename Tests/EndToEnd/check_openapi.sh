@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Proves openapi.yaml: the embedded copy is current, the document is valid OpenAPI 3.1, and a live
 # server (built-in loopback card, with a token) meets it under a bounded schemathesis run.
-#   scripts/check-openapi.sh
+#   Tests/EndToEnd/check_openapi.sh
 # Environment: AUDIOGATE_BINARY (default .build/debug/audiogate, built if missing),
 # AUDIOGATE_CHECK_PORT (default: a free port from the OS), AUDIOGATE_CHECK_EXAMPLES (default 25),
 # AUDIOGATE_CHECK_SEED (default: random, printed by schemathesis).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 venv=.venv/bin
 if [[ ! -x $venv/schemathesis || ! -x $venv/openapi-spec-validator ]]; then
@@ -72,7 +72,7 @@ seed=()
 # Bounded: a fixed number of examples per operation, each request at most 10 s, the whole run
 # killed after 200 s. One worker keeps the loopback card's playback queue (and so ?wait=true
 # answers) short and the failures reproducible from the printed seed.
-PYTHONPATH=scripts timeout 200 $venv/schemathesis --no-color --config-file scripts/schemathesis.toml run openapi.yaml \
+PYTHONPATH=Tests/EndToEnd timeout 200 $venv/schemathesis --no-color --config-file Tests/EndToEnd/schemathesis.toml run openapi.yaml \
     --url "$base" \
     --header "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance \

@@ -13,7 +13,7 @@ silent, opens the page in headless Chromium and checks that:
   - no Chromium process is left behind.
 A run that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 
-    .venv/bin/python scripts/check-browser.py [--binary .build/debug/audiogate] [--screenshot docs/browser-demo.png]
+    .venv/bin/python Tests/EndToEnd/check_browser.py [--binary .build/debug/audiogate] [--screenshot docs/browser-demo.png]
 
 Needs: Debian packages chromium, chromium-driver, pulseaudio-utils (paplay); selenium and numpy in
 .venv (scripts/install-deps.sh test). Environment: AUDIOGATE_BINARY (default .build/debug/audiogate,
@@ -46,7 +46,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_BINARY = ROOT / ".build/debug/audiogate"
 SCHEME = os.environ.get("AUDIOGATE_BROWSER_SCHEME", "light")
 BROWSER_NAMES = ("chromium", "chromedriver", "chrome_crashpad")

@@ -2,7 +2,7 @@
 """SIGTERM with clients connected: the server closes WebSockets with 1001, ends endless HTTP
 capture streams, and exits 0 within 2 s.
 
-    .venv/bin/python scripts/check-shutdown.py [--binary .build/debug/audiogate] [--device pulse]
+    .venv/bin/python Tests/EndToEnd/check_shutdown.py [--binary .build/debug/audiogate] [--device pulse]
 """
 import argparse
 import asyncio

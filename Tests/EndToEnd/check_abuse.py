@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile clients against a running audiogate, while one well-behaved capture client listens.
 
-    .venv/bin/python scripts/abuse.py --port 8750 [--connections 500] [--seconds 15]
+    .venv/bin/python Tests/EndToEnd/check_abuse.py --port 8750 [--connections 500] [--seconds 15]
 
 The abusers: WebSockets that send garbage text, binary junk and half frames, messages of 10 MB,
 playback sockets that never read, raw TCP that sends half an HTTP request and stalls, and plain
