@@ -13,7 +13,7 @@ swift build --build-tests
 Tests/EndToEnd/check_openapi.sh
 # Real-time suites share one sound card: run tests one at a time.
 swift test --skip-build --no-parallel "$@"
-Tests/EndToEnd/check_abuse.sh
+.venv/bin/python Tests/EndToEnd/check_abuse.py
 .venv/bin/python Tests/EndToEnd/check_shutdown.py
 # The examples against a live server: examples/python and every command in examples/curl.md.
 .venv/bin/python Tests/EndToEnd/check_examples.py
