@@ -10,7 +10,7 @@ if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n 
     export PULSE_SERVER="unix:$server"
 fi
 swift build --build-tests
-Tests/EndToEnd/check_openapi.sh
+.venv/bin/python Tests/EndToEnd/check_openapi.py
 # Real-time suites share one sound card: run tests one at a time.
 swift test --skip-build --no-parallel "$@"
 .venv/bin/python Tests/EndToEnd/check_abuse.py
