@@ -171,7 +171,7 @@ class Server:
     does not exit within 5 s. Its output goes to the terminal, or to the file `log`."""
 
     def __init__(self, binary, device="pulse", *, data_dir=None, port=None, log_level=LOG_LEVEL, log=None,
-                 extra=(), env=None):
+                 extra=()):
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         argv = [str(binary), "serve", "--device", device, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -180,7 +180,6 @@ class Server:
         if log_level:
             argv += ["--log-level", log_level]
         self.argv = argv + list(extra)
-        self.env = env
         self.log = pathlib.Path(log) if log else None
         self.process = None
 
@@ -189,8 +188,7 @@ class Server:
         False after stopping it when it exited or did not answer within `seconds`."""
         out = open(self.log, "w") if self.log else None
         try:
-            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT if out else None,
-                                            env=self.env)
+            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT if out else None)
         finally:
             if out:
                 out.close()
