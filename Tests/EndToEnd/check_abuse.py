@@ -170,3 +170,7 @@ async def main():
     else:
         print(f"check-abuse: a well-behaved client got every chunk while {args.connections} hostile connections ran")
     e2e.finish()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
