@@ -15,17 +15,16 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import pathlib
 import statistics
+import sys
 import time
 
 import websockets
 
-
-def read_steal():
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    counted = fields[:8]
-    return (fields[7] if len(fields) > 7 else 0), sum(counted)
+# The /proc/stat reader is the end-to-end checks' one.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+from e2e import cpu_sample, steal_percent  # noqa: E402
 
 
 async def client(url, seconds, start_barrier, results, index):
@@ -101,7 +100,7 @@ def main():
     shares = [args.clients // processes + (1 if i < args.clients % processes else 0) for i in range(processes)]
     queue = multiprocessing.Queue()
     start_at = time.time() + 1.0
-    steal_before = read_steal()
+    steal_before = cpu_sample()
     started = time.monotonic()
     workers = [multiprocessing.Process(target=worker, args=(url, args.seconds, n, start_at, queue)) for n in shares]
     for w in workers:
@@ -110,9 +109,7 @@ def main():
     for w in workers:
         w.join()
     elapsed = time.monotonic() - started
-    steal_after = read_steal()
-    total = steal_after[1] - steal_before[1]
-    steal = 100.0 * (steal_after[0] - steal_before[0]) / total if total > 0 else 0.0
+    steal = steal_percent(steal_before, cpu_sample())
 
     server_send_delay = None
     if args.status_url:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the Swift test suites against the real ALSA library (test card from scripts/test-card.sh).
+# Runs the Swift test suites against the real ALSA library (test card from scripts/test-card.sh),
+# then the end-to-end checks in Tests/EndToEnd against the debug server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
@@ -9,13 +10,13 @@ if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n 
     export PULSE_SERVER="unix:$server"
 fi
 swift build --build-tests
-scripts/check-openapi.sh
+.venv/bin/python Tests/EndToEnd/check_openapi.py
 # Real-time suites share one sound card: run tests one at a time.
 swift test --skip-build --no-parallel "$@"
-scripts/check-abuse.sh
-.venv/bin/python scripts/check-shutdown.py
+.venv/bin/python Tests/EndToEnd/check_abuse.py
+.venv/bin/python Tests/EndToEnd/check_shutdown.py
 # The examples against a live server: examples/python and every command in examples/curl.md.
-.venv/bin/python scripts/check-examples.py
+.venv/bin/python Tests/EndToEnd/check_examples.py
 # The demo page in headless Chromium; the binary was built above.
-AUDIOGATE_NO_BUILD=1 .venv/bin/python scripts/check-browser.py
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/python scripts/check-deploy.py
+AUDIOGATE_NO_BUILD=1 .venv/bin/python Tests/EndToEnd/check_browser.py
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py

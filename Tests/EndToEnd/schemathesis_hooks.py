@@ -1,4 +1,4 @@
-"""Schemathesis hooks for scripts/check-openapi.sh: how to send the audio bodies of POST /v1/playback.
+"""Schemathesis hooks for Tests/EndToEnd/check_openapi.py: how to send the audio bodies of POST /v1/playback.
 
 Schemathesis only knows how to send application/octet-stream bytes. The audio/pcm body is such
 bytes; the audio/wav body is wrapped in a WAV header whose format is picked from the generated

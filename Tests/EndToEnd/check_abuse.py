@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Hostile clients against a running audiogate, while one well-behaved capture client listens.
+"""Hostile clients against audiogate, while one well-behaved capture client listens.
 
-    .venv/bin/python scripts/abuse.py --port 8750 [--connections 500] [--seconds 15]
+    .venv/bin/python Tests/EndToEnd/check_abuse.py [--binary .build/debug/audiogate] [--device pulse]
+    .venv/bin/python Tests/EndToEnd/check_abuse.py --port 8750 [--connections 500] [--seconds 15]
 
-The abusers: WebSockets that send garbage text, binary junk and half frames, messages of 10 MB,
-playback sockets that never read, raw TCP that sends half an HTTP request and stalls, and plain
-HTTP garbage. The well-behaved client (16 kHz, 20 ms chunks, encoding=json) must receive every
-chunk: no seq gap, no overrun, and at least 98% of real time's chunk count in the window. Prints a JSON summary; exits 1
-if the good client was disturbed or the server stopped answering.
+Starts the server on the test card (AUDIOGATE_TEST_DEVICE, default pulse), or with --port uses one
+already running there. The abusers: WebSockets that send garbage text, binary junk and half frames,
+messages of 10 MB, playback sockets that never read, raw TCP that sends half an HTTP request and
+stalls, and plain HTTP garbage. The well-behaved client (16 kHz, 20 ms chunks, encoding=json) must
+receive every chunk: no seq gap, no overrun, and at least 98% of real time's chunk count in the
+window. Prints a JSON summary; exits 1 if the good client was disturbed or the server stopped
+answering.
 """
 import argparse
 import asyncio
@@ -15,16 +18,14 @@ import json
 import os
 import random
 import resource
+import sys
 import time
 import urllib.request
 
 import websockets
 
-
-def steal_sample():
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])
+import e2e
+from e2e import check
 
 
 async def good_client(port, seconds, result):
@@ -113,32 +114,62 @@ async def abusers(port, connections, seconds, stats):
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8750)
-    parser.add_argument("--connections", type=int, default=500)
-    parser.add_argument("--seconds", type=float, default=15)
-    args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
-
+async def run(port, connections, seconds):
     good, stats = {}, {}
-    steal_before = steal_sample()
-    await asyncio.gather(good_client(args.port, args.seconds, good), abusers(args.port, args.connections, args.seconds + 2, stats))
-    steal_after = steal_sample()
-    with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/healthz", timeout=5) as response:
-        healthy = response.status == 200
+    before = e2e.cpu_sample()
+    await asyncio.gather(good_client(port, seconds, good), abusers(port, connections, seconds + 2, stats))
+    after = e2e.cpu_sample()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
+            healthy = response.status == 200
+    except OSError:
+        healthy = False
     expected = good["seconds"] * 1000 / 20
     stats.pop("close_reasons", None)
     summary = dict(
-        connections=args.connections, seconds=args.seconds, abusive_connections_finished=stats.get("finished", 0),
+        connections=connections, seconds=seconds, abusive_connections_finished=stats.get("finished", 0),
         abuse=stats, good_chunks=good["chunks"], good_chunks_expected=round(expected), good_seq_gaps=good["gaps"],
         good_overruns=good["overruns"], server_healthy_after=healthy,
-        steal_percent=round(100 * (steal_after[0] - steal_before[0]) / max(1, steal_after[1] - steal_before[1]), 2))
-    print(json.dumps(summary))
+        steal_percent=round(e2e.steal_percent(before, after), 2))
+    print("check-abuse: " + json.dumps(summary), flush=True)
     # Every chunk arrived (gapless seq, no overrun) and the client kept up with real time.
-    ok = healthy and good["gaps"] == 0 and good["overruns"] == 0 and good["chunks"] >= 0.98 * expected - 2
-    raise SystemExit(0 if ok else 1)
+    check(healthy, "the server answers /healthz after the abuse")
+    check(good["gaps"] == 0, f"the well-behaved client saw no seq gap ({good['gaps']})")
+    check(good["overruns"] == 0, f"the well-behaved client saw no overrun ({good['overruns']})")
+    check(good["chunks"] >= 0.98 * expected - 2,
+          f"the well-behaved client kept up with real time ({good['chunks']} of {round(expected)} chunks)")
+
+
+async def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    e2e.add_binary_argument(parser)
+    parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
+    parser.add_argument("--port", type=int, help="a server already running on this port (default: start one)")
+    parser.add_argument("--connections", type=int, default=500)
+    parser.add_argument("--seconds", type=float, default=15)
+    args = parser.parse_args()
+    # For this process and the server it starts: 500 connections need more than 1024 descriptors.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+
+    server = None
+    if args.port is None:
+        server = e2e.Server(args.binary, args.device)
+        if not server.start(capture=True):
+            check(False, "check-abuse: the server did not start")
+            e2e.finish()
+    try:
+        await run(args.port or server.port, args.connections, args.seconds)
+    except Exception as error:  # a client that could not run at all means the server did not serve it
+        check(False, f"check-abuse: the run ended early: {type(error).__name__}: {error}")
+    finally:
+        if server:
+            server.stop()
+    if e2e.failures():
+        print("check-abuse: the well-behaved client was disturbed", file=sys.stderr, flush=True)
+    else:
+        print(f"check-abuse: a well-behaved client got every chunk while {args.connections} hostile connections ran")
+    e2e.finish()
 
 
 if __name__ == "__main__":

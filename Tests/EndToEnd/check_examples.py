@@ -2,7 +2,7 @@
 """Runs the examples against a live server on the test sound card: the Python clients in
 examples/python and every shell command in examples/curl.md.
 
-    .venv/bin/python scripts/check-examples.py [--binary .build/debug/audiogate] [--device pulse] [--only NAME]
+    .venv/bin/python Tests/EndToEnd/check_examples.py [--binary .build/debug/audiogate] [--device pulse] [--only NAME]
 
 The test card plays what it is given and captures it again, so each check plays into it (`paplay`
 for the room, the examples for the server's speaker) and listens with the server's own HTTP capture.
@@ -41,67 +41,14 @@ import wave
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+import e2e
+from e2e import RATE, ROOT, Listener, check, dbfs, room, stop_room, tone, tone_track, wait_for, write_wav
+
 EXAMPLES = ROOT / "examples"
-RATE = 16000  # what the checks listen at
 ROOM_DB = -13.5  # RMS of a sine at amplitude 0.3
-
-failures = []
-
-
-def check(ok, message):
-    print(("ok   " if ok else "FAIL ") + message, flush=True)
-    if not ok:
-        failures.append(message)
-    return ok
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_sample():
-    """(steal, idle + iowait, total) jiffies from /proc/stat."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], fields[3] + fields[4], sum(fields[:8])
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    return None
 
 
 # ---- signals
-
-def tone(frequency, seconds, rate, amplitude=0.3, channels=1):
-    """A sine with 10 ms fades as int16, `channels` interleaved."""
-    t = np.arange(int(seconds * rate)) / rate
-    fade = np.minimum(1.0, np.minimum(t, seconds - t) / 0.01)
-    mono = np.round(32767 * amplitude * fade * np.sin(2 * np.pi * frequency * t)).astype("<i2")
-    return np.repeat(mono, channels)
-
-
-def write_wav(path, samples, rate, channels=1):
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(channels)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(samples.astype("<i2").tobytes())
-
-
-def dbfs(x):
-    x = np.asarray(x, dtype=np.float64)
-    rms = np.sqrt(np.mean(x * x)) if len(x) else 0.0
-    return 20 * np.log10(rms) if rms > 1e-6 else -120.0
-
 
 def dominant(x, rate):
     """(frequency, share of the power within 5 Hz of it) of a float signal."""
@@ -112,19 +59,6 @@ def dominant(x, rate):
     width = max(1, int(5 * len(x) / rate))
     share = spectrum[max(0, peak - width):peak + width + 1].sum() / max(spectrum.sum(), 1e-30)
     return peak * rate / len(x), share
-
-
-def tone_track(x, frequency, rate=RATE, window_ms=20):
-    """The level in dBFS (peak amplitude) of `frequency` in each window; `frequency` must be a
-    multiple of the window's bin width (50 Hz at 20 ms)."""
-    n = rate * window_ms // 1000
-    hann = np.hanning(n)
-    k = round(frequency * n / rate)
-    levels = []
-    for start in range(0, len(x) - n + 1, n):
-        amplitude = 2 * abs(np.fft.rfft(x[start:start + n] * hann)[k]) / hann.sum()
-        levels.append(20 * np.log10(max(amplitude, 1e-6)))
-    return np.array(levels)
 
 
 def regions(present, window_ms=20, bridge_ms=60):
@@ -159,74 +93,7 @@ def describe(spans):
     return ", ".join(f"{a:.2f}-{b:.2f} s" for a, b in spans) or "none"
 
 
-# ---- the server and the room
-
-class Server:
-    def __init__(self, binary, device, data_dir):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        # Server-side recordings the recipes make stay in the temporary directory.
-        self.process = subprocess.Popen([binary, "serve", "--device", device, "--port", str(self.port),
-                                         "--log-level", os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")],
-                                        env=dict(os.environ, AUDIOGATE_DATA_DIR=str(data_dir)))
-        if not wait_for(lambda: self._running(), 10):
-            self.stop()
-            sys.exit("check-examples: the server did not start")
-
-    def _running(self):
-        try:
-            return self.get("/v1/status")["capture"]["state"] == "running"
-        except OSError:
-            return False
-
-    def get(self, path):
-        with urllib.request.urlopen(self.base + path, timeout=5) as response:
-            return json.load(response)
-
-    def quiet(self, seconds=5):
-        """Waits until nothing is queued for playback and the microphone hears silence."""
-        def calm():
-            status = self.get("/v1/status")
-            return status["playback"]["queued_ms"] == 0 and status["level"]["rms_dbfs"] < -60
-        return wait_for(calm, seconds)
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-class Listener:
-    """The server's own capture over HTTP (16 kHz mono s16le) in the background: what the card hears."""
-
-    def __init__(self, server):
-        self.data = bytearray()
-        self.done = threading.Event()
-        self.response = urllib.request.urlopen(f"{server.base}/v1/capture?rate={RATE}&channels=1&format=s16le",
-                                               timeout=10)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-        wait_for(lambda: len(self.data) >= RATE // 25, 3)
-
-    def _read(self):
-        while not self.done.is_set():
-            block = self.response.read(RATE // 25)  # 20 ms
-            if not block:
-                break
-            self.data += block
-
-    def seconds(self):
-        return len(self.data) / (2 * RATE)
-
-    def stop(self):
-        self.done.set()
-        self.thread.join(5)
-        self.response.close()
-        return np.frombuffer(bytes(self.data[:len(self.data) // 2 * 2]), dtype="<i2") / 32768.0
-
+# ---- the examples as child processes
 
 class Child:
     """A process whose stderr lines (progress lines split at \\r) are kept with their arrival time."""
@@ -277,17 +144,6 @@ class Child:
 
 def example(name, *args):
     return [sys.executable, str(EXAMPLES / "python" / name), *args]
-
-
-def room(path):
-    """Plays a file into the test card, as if someone in the room made the sound."""
-    return subprocess.Popen(["paplay", str(path)])
-
-
-def stop_room(player):
-    if player.poll() is None:
-        player.terminate()
-    player.wait()
 
 
 # ---- Python examples
@@ -797,7 +653,7 @@ CHECKS = [("record", check_record), ("play", check_play), ("echo-agent", check_e
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", default=os.environ.get("AUDIOGATE_BINARY", str(ROOT / ".build/debug/audiogate")))
+    e2e.add_binary_argument(parser)
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     parser.add_argument("--only", action="append", help="run only this check (record, play, echo-agent, curl, errors)")
     args = parser.parse_args()
@@ -808,42 +664,40 @@ def main():
         sys.exit(f"check-examples: no server binary at {args.binary} (swift build)")
     started = time.monotonic()
     work = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-examples-"))
-    server = None
+    # Server-side recordings the recipes make stay in the temporary directory.
+    server = e2e.Server(args.binary, args.device, data_dir=work / "data")
     failed = []
     try:
-        server = Server(args.binary, args.device, work / "data")
-        for name, function in CHECKS:
+        if not check(server.start(capture=True), "the server starts and its capture runs"):
+            failed.append("server")
+        for name, function in CHECKS if not failed else []:
             if args.only and name not in args.only:
                 continue
-            for attempt in (1, 2):
+            for attempt in e2e.attempts(busy_limit=90):
                 print(f"-- {name}", flush=True)
-                before, mark = cpu_sample(), len(failures)
-                attempt_dir = work / f"{name}-{attempt}"
+                mark = e2e.mark()
+                attempt_dir = work / f"{name}-{attempt.number}"
                 attempt_dir.mkdir()
                 try:
                     function(server, attempt_dir)
                 except Exception as error:  # a check that crashed failed; the others still run
                     check(False, f"{name}: {type(error).__name__}: {error}")
-                after = cpu_sample()
-                total = max(1, after[2] - before[2])
-                steal = 100 * (after[0] - before[0]) / total
-                busy = 100 - 100 * (after[1] - before[1]) / total - steal
-                if len(failures) == mark:
+                if not e2e.failures_since(mark):
                     break
-                if (steal <= 5 and busy <= 90) or attempt == 2:
+                if not attempt.retry():
                     failed.append(name)
                     break
                 # A real-time check that failed while the CPU was taken away (hypervisor steal) or
                 # saturated by other work earns a second try.
-                print(f"-- {name} failed while the CPUs were {steal:.0f}% stolen, {busy:.0f}% busy: once more")
-                del failures[mark:]
+                print(f"-- {name} failed while the CPUs were {attempt.steal:.0f}% stolen, {attempt.busy:.0f}% busy: "
+                      "once more")
+                e2e.rewind(mark)
     finally:
-        if server:
-            server.stop()
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(f"example checks: {'failed: ' + ', '.join(failed) if failed else 'passed'} "
           f"in {time.monotonic() - started:.0f} s")
-    sys.exit(1 if failed else 0)
+    e2e.finish()
 
 
 if __name__ == "__main__":

@@ -2,54 +2,27 @@
 """SIGTERM with clients connected: the server closes WebSockets with 1001, ends endless HTTP
 capture streams, and exits 0 within 2 s.
 
-    .venv/bin/python scripts/check-shutdown.py [--binary .build/debug/audiogate] [--device pulse]
+    .venv/bin/python Tests/EndToEnd/check_shutdown.py [--binary .build/debug/audiogate] [--device pulse]
 """
 import argparse
 import asyncio
 import json
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-
-import os
 
 import websockets
 
-LOG_LEVEL = os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_running(port):
-    for _ in range(100):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/status", timeout=1) as response:
-                if json.load(response)["capture"]["state"] == "running":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("check-shutdown: the server did not start")
-
-
-def steal_sample():
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])
+import e2e
+from e2e import check
 
 
 async def attempt(args):
-    port = free_port()
-    server = subprocess.Popen([args.binary, "serve", "--device", args.device, "--port", str(port), "--log-level", LOG_LEVEL])
+    server = e2e.Server(args.binary, args.device)
+    if not server.start(capture=True):
+        check(False, "check-shutdown: the server did not start")
+        e2e.finish()
+    port = server.port
     try:
-        wait_running(port)
         capture = await websockets.connect(f"ws://127.0.0.1:{port}/v1/capture")
         playback = await websockets.connect(f"ws://127.0.0.1:{port}/v1/playback")
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -60,7 +33,7 @@ async def attempt(args):
         await asyncio.sleep(0.5)
 
         started = time.monotonic()
-        server.send_signal(signal.SIGTERM)
+        server.process.send_signal(signal.SIGTERM)
         codes = {}
         for name, socket_ in (("capture", capture), ("playback", playback)):
             try:
@@ -71,31 +44,36 @@ async def attempt(args):
             codes[name] = socket_.close_code
         while await reader.read(65536):
             pass
-        exit_code = await asyncio.to_thread(server.wait, 5)
+        exit_code = await asyncio.to_thread(server.process.wait, 5)
         elapsed = time.monotonic() - started
     finally:
-        if server.poll() is None:
-            server.kill()
+        if server.running():
+            server.process.kill()
     return dict(exit_code=exit_code, seconds=round(elapsed, 2), close_codes=codes)
 
 
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", default=".build/debug/audiogate")
+    e2e.add_binary_argument(parser)
     parser.add_argument("--device", default="pulse")
     args = parser.parse_args()
-    for attempt_number in (1, 2):
-        before = steal_sample()
+    for run in e2e.attempts():
+        mark = e2e.mark()
         summary = await attempt(args)
-        after = steal_sample()
-        summary["steal_percent"] = round(100 * (after[0] - before[0]) / max(1, after[1] - before[1]), 2)
+        summary["steal_percent"] = round(run.steal, 2)
         print("check-shutdown: " + json.dumps(summary))
         codes_ok = summary["exit_code"] == 0 and all(code == 1001 for code in summary["close_codes"].values())
-        if codes_ok and summary["seconds"] <= 2.0:
-            sys.exit(0)
+        check(summary["exit_code"] == 0, f"the server exits 0 on SIGTERM (exit {summary['exit_code']})")
+        check(all(code == 1001 for code in summary["close_codes"].values()),
+              f"WebSockets are closed with 1001 (going away): {summary['close_codes']}")
+        check(summary["seconds"] <= 2.0, f"the server exits within 2 s ({summary['seconds']} s)")
+        if not e2e.failures_since(mark):
+            break
         # Only a late exit on a machine whose CPU was being taken away earns a second try.
-        if not codes_ok or summary["steal_percent"] <= 5 or attempt_number == 2:
-            sys.exit(1)
+        if not codes_ok or not run.retry():
+            break
+        e2e.rewind(mark)
+    e2e.finish()
 
 
 if __name__ == "__main__":

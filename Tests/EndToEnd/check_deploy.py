@@ -4,21 +4,14 @@ import pathlib
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+import e2e
+from e2e import ROOT, check
+
 DEPLOY = ROOT / "deploy"
-failures = []
-
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message)
-    if not condition:
-        failures.append(message)
-
 
 dockerfile = (DEPLOY / "Dockerfile").read_text()
 stages = re.findall(r"^FROM\s+(\S+)\s+AS\s+(\w+)", dockerfile, re.M | re.I)
@@ -64,5 +57,5 @@ if analyze:
 else:
     print("skip systemd-analyze (not installed)")
 
-print(f"deploy checks: {'failed' if failures else 'passed'}")
-sys.exit(1 if failures else 0)
+print(f"deploy checks: {'failed' if e2e.failures() else 'passed'}")
+e2e.finish()

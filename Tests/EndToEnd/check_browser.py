@@ -13,7 +13,7 @@ silent, opens the page in headless Chromium and checks that:
   - no Chromium process is left behind.
 A run that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 
-    .venv/bin/python scripts/check-browser.py [--binary .build/debug/audiogate] [--screenshot docs/browser-demo.png]
+    .venv/bin/python Tests/EndToEnd/check_browser.py [--binary .build/debug/audiogate] [--screenshot docs/browser-demo.png]
 
 Needs: Debian packages chromium, chromium-driver, pulseaudio-utils (paplay); selenium and numpy in
 .venv (scripts/install-deps.sh test). Environment: AUDIOGATE_BINARY (default .build/debug/audiogate,
@@ -24,21 +24,16 @@ default), AUDIOGATE_BROWSER_SCHEME (light or dark, default light).
 
 import argparse
 import ctypes
-import json
+import functools
 import math
 import os
 import pathlib
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
-import wave
 
 import numpy as np
 from selenium import webdriver
@@ -46,71 +41,21 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_BINARY = ROOT / ".build/debug/audiogate"
+import e2e
+from e2e import DEFAULT_BINARY, ROOT, check
+
 SCHEME = os.environ.get("AUDIOGATE_BROWSER_SCHEME", "light")
 BROWSER_NAMES = ("chromium", "chromedriver", "chrome_crashpad")
-
-failures = []
-BASE = ""
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def steal_sample():
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])
-
-
-def get_json(path):
-    with urllib.request.urlopen(BASE + path, timeout=5) as response:
-        return json.load(response)
+# The page is polled every 0.1 s.
+wait_for = functools.partial(e2e.wait_for, interval=0.1)
 
 
 def write_tone(path, seconds, frequency, rate=48000):
     """A tone at -10 dBFS, amplitude-modulated at 1.5 Hz so the meter and waveform visibly move."""
-    frames = bytearray()
-    for i in range(int(seconds * rate)):
-        t = i / rate
-        envelope = 0.55 + 0.45 * math.sin(2 * math.pi * 1.5 * t)
-        fade = min(1.0, t / 0.02, (seconds - t) / 0.02)
-        frames += struct.pack("<h", int(32767 * 0.32 * envelope * fade * math.sin(2 * math.pi * frequency * t)))
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(bytes(frames))
-
-
-def tone_seconds(samples, rate, frequency, threshold_db=-30, window_ms=20):
-    """How long `frequency` sounds above threshold_db (peak amplitude), in 20 ms windows."""
-    n = rate * window_ms // 1000
-    hann = np.hanning(n)
-    k = round(frequency * n / rate)
-    windows = 0
-    for start in range(0, len(samples) - n + 1, n):
-        amplitude = 2 * abs(np.fft.rfft(samples[start:start + n] * hann)[k]) / hann.sum()
-        windows += 20 * math.log10(max(amplitude, 1e-6)) > threshold_db
-    return windows * window_ms / 1000
-
-
-def capture_http(seconds, out):
-    """GET /v1/capture for `seconds` as 16 kHz mono s16le; stores the samples in out["samples"]."""
-    url = f"{BASE}/v1/capture?rate=16000&channels=1&format=s16le&seconds={seconds}"
-    with urllib.request.urlopen(url, timeout=seconds + 10) as response:
-        data = response.read()
-    out["samples"] = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2") / 32768.0
+    t = np.arange(int(seconds * rate)) / rate
+    envelope = 0.55 + 0.45 * np.sin(2 * np.pi * 1.5 * t)
+    fade = np.minimum(1.0, np.minimum(t, seconds - t) / 0.02)
+    e2e.write_wav(path, np.trunc(32767 * 0.32 * envelope * fade * np.sin(2 * np.pi * frequency * t)), rate)
 
 
 def page_value(driver, attribute):
@@ -119,16 +64,6 @@ def page_value(driver, attribute):
 
 def log_text(driver):
     return driver.find_element(By.ID, "log").text
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return None
 
 
 # ---- Chromium's processes: every one is found and ended, even when the run fails.
@@ -199,20 +134,16 @@ def end_browser(driver, service):
 # ---- one run
 
 def attempt(binary, port, screenshot):
-    global BASE
-    BASE = f"http://127.0.0.1:{port}"
     work = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-browser-"))
     tone = work / "tone.wav"
     write_tone(tone, 7.0, 330.0)
-    server_log = open(work / "server.log", "w")
-    server = subprocess.Popen([str(binary), "serve", "--device", "pulse", "--port", str(port)],
-                              stdout=server_log, stderr=subprocess.STDOUT)
+    server = e2e.Server(binary, "pulse", port=port, log_level=None, log=work / "server.log")
     player = None
     driver = None
     service = None
     try:
-        if not wait_for(lambda: _healthy(), 10):
-            check(False, "the server comes up: " + (work / "server.log").read_text()[-500:])
+        if not server.start():
+            check(False, "the server comes up: " + server.log_text()[-500:])
             return
 
         options = Options()
@@ -229,8 +160,8 @@ def attempt(binary, port, screenshot):
                                {"features": [{"name": "prefers-color-scheme", "value": SCHEME}]})
 
         # 1. The microphone: the tone plays into the card while the page shows it.
-        player = subprocess.Popen(["paplay", str(tone)])
-        driver.get(BASE + "/")
+        player = e2e.room(tone)
+        driver.get(server.base + "/")
         check(driver.title == "audiogate demo", f"page loads (title {driver.title!r})")
         frames = wait_for(lambda: int(page_value(driver, "frames")) >= 50 or None, 8)
         check(frames is not None, f"capture chunks arrive ({page_value(driver, 'frames')} after load)")
@@ -266,7 +197,7 @@ def attempt(binary, port, screenshot):
         # 2. Record 5 s and play back: the recording's mark comes back once it was heard.
         check(wait_for(lambda: "sent 5000 ms, mark 'recording'" in log_text(driver), 8) is not None,
               "record sends 5 s to the playback socket")
-        queued = wait_for(lambda: _queued_ms(), 3)
+        queued = wait_for(lambda: server.get("/v1/status")["playback"]["queued_ms"] or None, 3)
         check(queued is not None, f"status shows the recording queued ({queued} ms)")
         check(wait_for(lambda: "mark 'recording' heard" in log_text(driver), 10) is not None,
               "the recording was played back (mark heard)")
@@ -274,18 +205,16 @@ def attempt(binary, port, screenshot):
         wait_for(lambda: "drained" in log_text(driver), 3)
 
         # 3. Speak: the 1 s tone reaches the server and comes back whole through the card's capture.
-        before = get_json("/v1/status")["playback"]["played_frames"]
-        heard = {}
-        listener = threading.Thread(target=capture_http, args=(3, heard))
-        listener.start()
+        before = server.get("/v1/status")["playback"]["played_frames"]
+        listener = e2e.Listener(server, seconds=3)
         time.sleep(0.3)
         driver.find_element(By.ID, "speak").click()
         check(wait_for(lambda: "mark 'tone' heard" in log_text(driver), 5) is not None, "the tone's mark is heard")
-        listener.join(timeout=15)
-        after = get_json("/v1/status")["playback"]["played_frames"]
-        samples = heard.get("samples", np.zeros(0))
-        seconds_440 = tone_seconds(samples, 16000, 440)
-        seconds_1000 = tone_seconds(samples, 16000, 1000)
+        listener.wait(15)
+        after = server.get("/v1/status")["playback"]["played_frames"]
+        samples = listener.stop()
+        seconds_440 = e2e.tone_seconds(samples, 440)
+        seconds_1000 = e2e.tone_seconds(samples, 1000)
         rms = math.sqrt(float(np.mean(samples * samples))) if len(samples) else 0
         print(f"     played frames {before} -> {after} (+{after - before}); server capture {len(samples)} samples, "
               f"rms {20 * math.log10(rms) if rms > 0 else -120:.1f} dBFS, 440 Hz for {seconds_440:.2f} s, "
@@ -313,7 +242,7 @@ def attempt(binary, port, screenshot):
 
         # 6. A screenshot while the microphone hears something, when asked for.
         if screenshot:
-            player = subprocess.Popen(["paplay", str(tone)])
+            player = e2e.room(tone)
             time.sleep(2.5)
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -328,35 +257,15 @@ def attempt(binary, port, screenshot):
         left = end_browser(driver, service)
         if service:
             check(not left, "no Chromium process left behind" + (f": {left}" if left else ""))
-        if player and player.poll() is None:
-            player.terminate()
-            player.wait()
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        server_log.close()
+        if player:
+            e2e.stop_room(player)
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _healthy():
-    try:
-        return get_json("/healthz").get("status") == "ok"
-    except OSError:
-        return False
-
-
-def _queued_ms():
-    queued = get_json("/v1/status")["playback"]["queued_ms"]
-    return queued if queued > 0 else None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", type=pathlib.Path,
-                        default=pathlib.Path(os.environ.get("AUDIOGATE_BINARY", DEFAULT_BINARY)))
+    e2e.add_binary_argument(parser)
     parser.add_argument("--screenshot", type=pathlib.Path, default=os.environ.get("AUDIOGATE_BROWSER_SCREENSHOT"),
                         help="save a screenshot of the page here (e.g. docs/browser-demo.png)")
     args = parser.parse_args()
@@ -370,22 +279,20 @@ def main():
     become_subreaper()
 
     started = time.monotonic()
-    for attempt_number in (1, 2):
-        before = steal_sample()
-        port = int(os.environ.get("AUDIOGATE_BROWSER_PORT") or free_port())
+    for run in e2e.attempts():
+        port = int(os.environ.get("AUDIOGATE_BROWSER_PORT") or e2e.free_port())
         attempt(args.binary, port, args.screenshot)
-        after = steal_sample()
-        steal = 100 * (after[0] - before[0]) / max(1, after[1] - before[1])
-        if not failures or attempt_number == 2 or steal <= 5:
+        if not e2e.failures() or not run.retry():
             break
         # The waits above allow a slow machine; a run that failed while the hypervisor was taking
         # the CPU away earns a second try.
-        print(f"-- failed while the machine was stealing {steal:.0f}% of the CPU: once more", flush=True)
-        failures.clear()
+        print(f"-- failed while the machine was stealing {run.steal:.0f}% of the CPU: once more", flush=True)
+        e2e.rewind(0)
 
+    failures = e2e.failures()
     print(f"browser check: {'failed: ' + ', '.join(failures) if failures else 'passed'} "
-          f"in {time.monotonic() - started:.0f} s (steal {steal:.1f}%)")
-    sys.exit(1 if failures else 0)
+          f"in {time.monotonic() - started:.0f} s (steal {run.steal:.1f}%)")
+    e2e.finish()
 
 
 if __name__ == "__main__":

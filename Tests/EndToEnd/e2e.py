@@ -1,0 +1,334 @@
+"""What the end-to-end checks share: the pass/fail tally and its closing line, CPU steal and load
+from /proc/stat with the retry-once-when-stealing rule, the server under test, the recorder of
+what the test card hears, and tone and WAV helpers.
+
+A check in this folder imports it as `import e2e` (Python puts a script's own folder on sys.path,
+so `python Tests/EndToEnd/check_x.py` works from anywhere); scripts elsewhere add this folder to
+sys.path first.
+"""
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import wave
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEFAULT_BINARY = ROOT / ".build/debug/audiogate"
+LOG_LEVEL = os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")
+RATE = 16000  # what the recorder listens at
+
+# ---- the tally: one line per check, and the closing `N passed, N failed`
+
+_results = []
+
+
+def check(ok, message):
+    """Prints `ok   message` or `FAIL message` and counts it; returns ok."""
+    ok = bool(ok)
+    print(("ok   " if ok else "FAIL ") + message, flush=True)
+    _results.append((ok, message))
+    return ok
+
+
+def failures():
+    """The messages of the checks that failed so far."""
+    return [message for ok, message in _results if not ok]
+
+
+def failures_since(point):
+    """The messages of the checks that failed since mark() returned `point`."""
+    return [message for ok, message in _results[point:] if not ok]
+
+
+def mark():
+    """A point in the tally to go back to when an attempt is run again."""
+    return len(_results)
+
+
+def rewind(to):
+    """Forgets the checks counted since `to` (an attempt that earned a second try)."""
+    del _results[to:]
+
+
+def summary():
+    """Prints the closing `N passed, N failed` line; returns the exit status (1 if any failed)."""
+    failed = len(failures())
+    print(f"{len(_results) - failed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+def finish():
+    """Prints the closing line and exits with its status."""
+    sys.exit(summary())
+
+
+# ---- /proc/stat: hypervisor steal and CPU load
+
+STEAL_LIMIT = 5  # percent of the CPU taken by the hypervisor that makes a real-time failure suspect
+
+
+def cpu_sample():
+    """(steal, idle + iowait, total) jiffies from the aggregate cpu line of /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (fields[7] if len(fields) > 7 else 0), fields[3] + fields[4], sum(fields[:8])
+
+
+def steal_percent(before, after):
+    """Percent of CPU time the hypervisor took between two cpu_sample()s."""
+    total = after[2] - before[2]
+    return 100 * (after[0] - before[0]) / total if total > 0 else 0.0
+
+
+def busy_percent(before, after):
+    """Percent of CPU time spent working (neither idle, waiting for I/O nor stolen)."""
+    total = after[2] - before[2]
+    return 100 - 100 * (after[1] - before[1]) / total - steal_percent(before, after) if total > 0 else 0.0
+
+
+class Attempt:
+    """One run of a real-time check, with the CPU's steal and load over it (measured from its start
+    until `steal`, `busy` or `retry()` is first asked)."""
+
+    def __init__(self, number, busy_limit):
+        self.number = number
+        self.busy_limit = busy_limit
+        self.before = cpu_sample()
+        self.after = None
+
+    def _end(self):
+        if self.after is None:
+            self.after = cpu_sample()
+
+    @property
+    def steal(self):
+        self._end()
+        return steal_percent(self.before, self.after)
+
+    @property
+    def busy(self):
+        self._end()
+        return busy_percent(self.before, self.after)
+
+    def loaded(self):
+        """Whether the hypervisor stole more than STEAL_LIMIT % of the CPU (or, with a busy
+        limit, the CPUs were busier than it)."""
+        return self.steal > STEAL_LIMIT or (self.busy_limit is not None and self.busy > self.busy_limit)
+
+    def retry(self):
+        """Whether a failure of this attempt earns a second one: the first attempt, while loaded."""
+        return self.number == 1 and self.loaded()
+
+
+def attempts(busy_limit=None):
+    """The attempts of a real-time check: a failure while the CPU was taken away earns one more.
+
+        for attempt in e2e.attempts():
+            ...run once...
+            if passed or not attempt.retry():
+                break
+    """
+    for number in (1, 2):
+        yield Attempt(number, busy_limit)
+
+
+# ---- the server under test
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, seconds, interval=0.05):
+    """The first truthy value of predicate() within `seconds`, or None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return None
+
+
+def add_binary_argument(parser):
+    """--binary: the server to test (AUDIOGATE_BINARY, default .build/debug/audiogate)."""
+    parser.add_argument("--binary", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("AUDIOGATE_BINARY", DEFAULT_BINARY)),
+                        help="the audiogate binary (AUDIOGATE_BINARY, default .build/debug/audiogate)")
+
+
+class Server:
+    """`audiogate serve` on a free 127.0.0.1 port (or `port`): start() waits until /healthz answers
+    (and, with capture=True, until capture runs); stop() ends it with SIGTERM, killing it when it
+    does not exit within 5 s. Its output goes to the terminal, or to the file `log`."""
+
+    def __init__(self, binary, device="pulse", *, data_dir=None, port=None, log_level=LOG_LEVEL, log=None,
+                 extra=()):
+        self.port = port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        argv = [str(binary), "serve", "--device", device, "--host", "127.0.0.1", "--port", str(self.port)]
+        if data_dir is not None:
+            argv += ["--data-dir", str(data_dir)]
+        if log_level:
+            argv += ["--log-level", log_level]
+        self.argv = argv + list(extra)
+        self.log = pathlib.Path(log) if log else None
+        self.process = None
+
+    def start(self, capture=False, seconds=10):
+        """Starts the server; returns True once it answers (and its capture runs, if asked),
+        False after stopping it when it exited or did not answer within `seconds`."""
+        out = open(self.log, "w") if self.log else None
+        try:
+            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT if out else None)
+        finally:
+            if out:
+                out.close()
+        ready = wait_for(lambda: self.process.poll() is not None or self._ready(capture), seconds)
+        if ready and self.process.poll() is None:
+            return True
+        self.stop()
+        return False
+
+    def _ready(self, capture):
+        try:
+            if self.get("/healthz").get("status") != "ok":
+                return False
+            return not capture or self.get("/v1/status")["capture"]["state"] == "running"
+        except (OSError, ValueError, KeyError):
+            return False
+
+    def running(self):
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self):
+        """The server's output so far, when it goes to a file."""
+        try:
+            return self.log.read_text() if self.log else ""
+        except OSError:
+            return ""
+
+    def get(self, path):
+        with urllib.request.urlopen(self.base + path, timeout=5) as response:
+            return json.load(response)
+
+    def quiet(self, seconds=5):
+        """Waits until nothing is queued for playback and the microphone hears silence."""
+        def calm():
+            status = self.get("/v1/status")
+            return status["playback"]["queued_ms"] == 0 and status["level"]["rms_dbfs"] < -60
+        return wait_for(calm, seconds)
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# ---- what the test card hears, and what plays into it
+
+class Listener:
+    """The server's own capture over HTTP (16 kHz mono s16le) in the background: what the test
+    card's monitor hears. Endless until stop(), or `seconds` long."""
+
+    def __init__(self, server, seconds=None, rate=RATE):
+        self.rate = rate
+        self.data = bytearray()
+        self.done = threading.Event()
+        url = f"{server.base}/v1/capture?rate={rate}&channels=1&format=s16le"
+        if seconds is not None:
+            url += f"&seconds={seconds}"
+        self.response = urllib.request.urlopen(url, timeout=10 if seconds is None else seconds + 10)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        wait_for(lambda: len(self.data) >= rate // 25, 3)
+
+    def _read(self):
+        try:
+            while not self.done.is_set():
+                block = self.response.read(self.rate // 25)  # 20 ms
+                if not block:
+                    break
+                self.data += block
+        except OSError:  # the stream was closed by stop()
+            pass
+
+    def seconds(self):
+        return len(self.data) / (2 * self.rate)
+
+    def wait(self, seconds):
+        """Waits up to `seconds` for a bounded capture to end."""
+        self.thread.join(seconds)
+
+    def stop(self):
+        """Ends the capture; returns what it heard as floats."""
+        self.done.set()
+        self.thread.join(5)
+        self.response.close()
+        return np.frombuffer(bytes(self.data[:len(self.data) // 2 * 2]), dtype="<i2") / 32768.0
+
+
+def room(path):
+    """Plays a file into the test card, as if someone in the room made the sound."""
+    return subprocess.Popen(["paplay", str(path)])
+
+
+def stop_room(player):
+    if player.poll() is None:
+        player.terminate()
+    player.wait()
+
+
+# ---- tones and WAV files
+
+def tone(frequency, seconds, rate, amplitude=0.3, channels=1):
+    """A sine with 10 ms fades as int16, `channels` interleaved."""
+    t = np.arange(int(seconds * rate)) / rate
+    fade = np.minimum(1.0, np.minimum(t, seconds - t) / 0.01)
+    mono = np.round(32767 * amplitude * fade * np.sin(2 * np.pi * frequency * t)).astype("<i2")
+    return np.repeat(mono, channels)
+
+
+def write_wav(path, samples, rate, channels=1):
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(channels)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(np.asarray(samples).astype("<i2").tobytes())
+
+
+def dbfs(x):
+    x = np.asarray(x, dtype=np.float64)
+    rms = np.sqrt(np.mean(x * x)) if len(x) else 0.0
+    return 20 * np.log10(rms) if rms > 1e-6 else -120.0
+
+
+def tone_track(x, frequency, rate=RATE, window_ms=20):
+    """The level in dBFS (peak amplitude) of `frequency` in each window; `frequency` must be a
+    multiple of the window's bin width (50 Hz at 20 ms)."""
+    n = rate * window_ms // 1000
+    hann = np.hanning(n)
+    k = round(frequency * n / rate)
+    levels = []
+    for start in range(0, len(x) - n + 1, n):
+        amplitude = 2 * abs(np.fft.rfft(x[start:start + n] * hann)[k]) / hann.sum()
+        levels.append(20 * np.log10(max(amplitude, 1e-6)))
+    return np.array(levels)
+
+
+def tone_seconds(x, frequency, rate=RATE, threshold_db=-30, window_ms=20):
+    """How long `frequency` sounds above threshold_db (peak amplitude), in 20 ms windows."""
+    return int(np.sum(tone_track(x, frequency, rate, window_ms) > threshold_db)) * window_ms / 1000
