@@ -11,20 +11,20 @@ timer fires (up to 30 s after the close). So all kinds first run a warm-up as la
 run, the check waits for those timers, and the measured runs then reuse that memory: what still
 grows is kept for good.
 
-    .venv/bin/python scripts/check-churn.py [--binary .build/release/audiogate] [--count 3000]
+    .venv/bin/python Tests/EndToEnd/check_churn.py [--binary .build/release/audiogate] [--count 3000]
 """
 import argparse
 import asyncio
 import json
 import os
+import pathlib
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 
 import websockets
+
+import e2e
 
 HOST = "127.0.0.1"
 KINDS = ["capture_ws", "playback_ws", "playback_ws_audio", "post_playback", "get_status"]
@@ -33,45 +33,12 @@ WEBSOCKET_KINDS = {"capture_ws", "playback_ws", "playback_ws_audio"}
 SILENCE = bytes(4800)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def steal_sample():
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])
-
-
-def steal_percent(before, after):
-    total = after[1] - before[1]
-    return 100.0 * (after[0] - before[0]) / total if total > 0 else 0.0
-
-
 def rss_kb(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError("no VmRSS")
-
-
-def pulse_up():
-    if not shutil.which("pactl"):
-        return False
-    try:
-        info = subprocess.run(["pactl", "info"], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if info.returncode != 0:
-        return False
-    for line in info.stdout.splitlines():
-        # Naming the sound server saves libpulse most of a second of searching per device open.
-        if line.startswith("Server String: ") and "PULSE_SERVER" not in os.environ:
-            os.environ["PULSE_SERVER"] = "unix:" + line.split(": ", 1)[1].strip()
-    return True
 
 
 async def http(port, method, path, body=b"", content_type=None):
@@ -156,38 +123,19 @@ async def settle(port):
 
 
 async def measure(kind, server, port, args):
-    before = rss_kb(server.pid)
-    steal_before = steal_sample()
+    before = rss_kb(server.process.pid)
+    steal_before = e2e.cpu_sample()
     started = time.monotonic()
     await run(kind, port, args.count, args.concurrency)
     elapsed = time.monotonic() - started
     await settle(port)
-    after = rss_kb(server.pid)
-    steal = steal_percent(steal_before, steal_sample())
+    after = rss_kb(server.process.pid)
+    steal = e2e.steal_percent(steal_before, e2e.cpu_sample())
     per = (after - before) / args.count
     print(
         f"{kind}: {per:+.2f} KB per connection ({args.count} connections, RSS {before / 1024:.1f} -> "
         f"{after / 1024:.1f} MB; {elapsed:.1f} s, steal {steal:.1f}%)", flush=True)
     return per, steal
-
-
-def wait_running(server, port):
-    for _ in range(200):
-        if server.poll() is not None:
-            raise SystemExit(f"check-churn: the server exited with {server.returncode}")
-        try:
-            with socket.create_connection((HOST, port), timeout=1) as s:
-                s.sendall(f"GET /v1/status HTTP/1.1\r\nHost: {HOST}:{port}\r\nConnection: close\r\n\r\n".encode())
-                data = b""
-                while chunk := s.recv(65536):
-                    data += chunk
-            state = json.loads(data.partition(b"\r\n\r\n")[2])
-            if state["capture"]["state"] == "running" and state["playback"]["state"] == "running":
-                return
-        except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.1)
-    raise SystemExit("check-churn: the server did not start")
 
 
 async def quiesce(port, args):
@@ -197,7 +145,6 @@ async def quiesce(port, args):
 
 
 async def main_async(args, server, port):
-    passed = failed = 0
     warmup = args.warmup if args.warmup is not None else args.count
     for kind in args.kinds:
         # Plain HTTP leaves no timers behind: a short warm-up is enough.
@@ -206,25 +153,21 @@ async def main_async(args, server, port):
     await quiesce(port, args)
     for index, kind in enumerate(args.kinds):
         per, steal = await measure(kind, server, port, args)
-        if per > args.threshold and steal > 5:
+        if per > args.threshold and steal > e2e.STEAL_LIMIT:
             print(f"{kind}: over {args.threshold} KB with {steal:.1f}% steal: retrying once", flush=True)
             await quiesce(port, args)
             per, steal = await measure(kind, server, port, args)
-        if per > args.threshold:
-            print(f"{kind}: FAIL (grows more than {args.threshold} KB per connection)", flush=True)
-            failed += 1
-        else:
-            passed += 1
+        e2e.check(per <= args.threshold, f"{kind}: grows {per:+.2f} KB per connection (at most {args.threshold})")
         # The next kind starts without another kind's pending timers.
         if kind in WEBSOCKET_KINDS and index + 1 < len(args.kinds):
             await quiesce(port, args)
-    return passed, failed
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=".build/release/audiogate")
-    parser.add_argument("--device", help="default: pulse when PulseAudio is up, else loopback")
+    parser.add_argument("--binary", type=pathlib.Path, default=e2e.ROOT / ".build/release/audiogate",
+                        help="a release build of the server (default .build/release/audiogate)")
+    parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     parser.add_argument("--count", type=int, default=3000, help="measured connections per kind")
     parser.add_argument("--warmup", type=int, help="connections per kind before any RSS reading (default: --count)")
     parser.add_argument(
@@ -235,28 +178,18 @@ def main():
     args = parser.parse_args()
     if not os.access(args.binary, os.X_OK):
         raise SystemExit(f"check-churn: {args.binary} not found; build it first (swift build -c release)")
-    device = args.device or ("pulse" if pulse_up() else "loopback")
-    port = free_port()
     data_dir = tempfile.mkdtemp(prefix="audiogate-churn-")
-    steal_start = steal_sample()
-    print(f"check-churn: {args.binary} on {device}, port {port}", flush=True)
-    server = subprocess.Popen(
-        [args.binary, "serve", "--device", device, "--host", HOST, "--port", str(port), "--log-level", "warning",
-         "--data-dir", data_dir])
+    steal_start = e2e.cpu_sample()
+    server = e2e.Server(args.binary, args.device, data_dir=data_dir)
+    print(f"check-churn: {args.binary} on {args.device}, port {server.port}", flush=True)
     try:
-        wait_running(server, port)
-        passed, failed = asyncio.run(main_async(args, server, port))
+        if e2e.check(server.start(capture=True, seconds=20), "the server starts and captures"):
+            asyncio.run(main_async(args, server, server.port))
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
-    print(f"steal over the run: {steal_percent(steal_start, steal_sample()):.1f}%")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    print(f"steal over the run: {e2e.steal_percent(steal_start, e2e.cpu_sample()):.1f}%")
+    e2e.finish()
 
 
 if __name__ == "__main__":
