@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -53,9 +54,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            resources: [.copy("Resources")]
+            plugins: ["EmbedDocuments"]
         ),
+        // Builds the served documents into the server (see Plugins/EmbedDocuments).
+        .executableTarget(name: "embed-documents"),
+        .plugin(name: "EmbedDocuments", capability: .buildTool(), dependencies: ["embed-documents"]),
         .executableTarget(
             name: "audiogate",
             dependencies: [

@@ -38,7 +38,7 @@ result="$(mktemp)"
 import json, platform, subprocess, sys
 r = json.load(open(sys.argv[1]))
 c, p, k = r["concurrent"], r["post_latency"], r["clear"]
-lat, clr = p.get("latency_ms") or {}, k.get("clear_to_silence_ms") or {}
+lat, clr = p.get("latency") or {}, k.get("clear_to_silence") or {}
 cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
 budget = p["buffer_ms"] + 2 * p["period_ms"]
 print("# Playback benchmark\n")
@@ -50,8 +50,8 @@ print("| measurement | result | target | steal |")
 print("| --- | --- | --- | --- |")
 print(f"| {c['streams']} WebSocket streams, 24 kHz s16le, {c['chunk_ms']} ms chunks at real time + 0-{c['jitter_ms']:g} ms jitter, {c['seconds']:g} s: server CPU (median of 1 s samples, one core = 100 %) | {c['cpu_percent_median']} % (max {c['cpu_percent_max']} %) | <= 10 % | {c['steal_percent']} % |")
 print(f"| same run: stream underruns / device xruns | {c['underruns']} / {c['device_xruns']} | 0 | {c['steal_percent']} % |")
-print(f"| POST first byte to first sample leaving the card, {p['posts']} uploads: p50 / p99 / max | {lat.get('p50')} / {lat.get('p99')} / {lat.get('max')} ms | p99 <= buffer + 2 periods = {budget:g} ms | {p['steal_percent']} % |")
-print(f"| `clear` to silence at the card, {k['clears']} clears: p50 / p99 / max | {clr.get('p50')} / {clr.get('p99')} / {clr.get('max')} ms | | {k['steal_percent']} % |")
+print(f"| POST first byte to first sample leaving the card, {p['posts']} uploads: p50 / p99 / max | {lat.get('p50_ms')} / {lat.get('p99_ms')} / {lat.get('max_ms')} ms | p99 <= buffer + 2 periods = {budget:g} ms | {p['steal_percent']} % |")
+print(f"| `clear` to silence at the card, {k['clears']} clears: p50 / p99 / max | {clr.get('p50_ms')} / {clr.get('p99_ms')} / {clr.get('max_ms')} ms | | {k['steal_percent']} % |")
 print("\nLatency and clear-to-silence are measured inside the server: the mixer notes the device frame a")
 print("stream's first frame (or last flushed frame) was written at, and the time it leaves the card is")
 print("taken from frames written minus `snd_pcm_delay`. They are also exported as the histograms")

@@ -134,7 +134,7 @@ def post_latency(args):
     rate = negotiated.get("rate") or 48000
     return {
         "posts": args.posts,
-        "latency_ms": status.get("latency_ms"),
+        "latency": status.get("latency"),
         "buffer_ms": round(1000 * (negotiated.get("buffer_frames") or 0) / rate, 2),
         "period_ms": round(1000 * (negotiated.get("period_frames") or 0) / rate, 2),
         "steal_percent": steal_percent(steal_before, read_steal()),
@@ -156,7 +156,7 @@ async def clear_to_silence(args, ws_url):
     status = http_json(args.url + "/v1/status")["playback"]
     return {
         "clears": args.clears,
-        "clear_to_silence_ms": status.get("clear_to_silence_ms"),
+        "clear_to_silence": status.get("clear_to_silence"),
         "steal_percent": steal_percent(steal_before, read_steal()),
     }
 

@@ -20,13 +20,13 @@ struct ServeCommand: AsyncParsableCommand {
     var device: String = Environment.string("device") ?? "auto"
 
     @Option(help: "Capture device; overrides --device for the microphone. [env AUDIOGATE_CAPTURE_DEVICE]")
-    var captureDevice: String? = Environment.string("capture-device")
+    var captureDevice: String?
 
     @Option(help: "Playback device; overrides --device for the speaker. [env AUDIOGATE_PLAYBACK_DEVICE]")
-    var playbackDevice: String? = Environment.string("playback-device")
+    var playbackDevice: String?
 
     @Option(help: "Require 'Authorization: Bearer TOKEN' (or ?token= on WebSockets) on /v1 and /metrics. [env AUDIOGATE_TOKEN]")
-    var token: String? = Environment.string("token")
+    var token: String?
 
     @Option(help: "Allow browser pages from this origin (e.g. https://app.example); repeatable. [env AUDIOGATE_ALLOW_ORIGIN, comma-separated]")
     var allowOrigin: [String] = Environment.list("allow-origin")
@@ -115,9 +115,10 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.captureDevice = captureDevice ?? device
-        configuration.playbackDevice = playbackDevice ?? device
-        configuration.token = token
+        // Optional flags read their variables here: a flag without a value has no default to carry one.
+        configuration.captureDevice = captureDevice ?? Environment.string("capture-device") ?? device
+        configuration.playbackDevice = playbackDevice ?? Environment.string("playback-device") ?? device
+        configuration.token = token ?? Environment.string("token")
         configuration.allowedOrigins = allowOrigin
         configuration.allowedHosts = allowHost
         configuration.periodMilliseconds = periodMs
@@ -142,7 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("unknown device '\(name)': ALSA defines no such PCM. Known devices ('audiogate devices'): \(known)")
             throw ExitCode(2)
         }
-        if !["127.0.0.1", "::1", "localhost"].contains(host) && token == nil {
+        if !["127.0.0.1", "::1", "localhost"].contains(host) && configuration.token == nil {
             logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
         }
         let server = AudioGateServer(configuration: configuration, logger: logger)

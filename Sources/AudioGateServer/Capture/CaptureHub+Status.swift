@@ -46,7 +46,7 @@ extension CaptureHub {
     }
 
     /// Read-to-send delay percentiles of every chunk sent so far.
-    var sendDelayStatus: CaptureDelayStats.Summary { metrics.delays.summary }
+    var sendDelayStatus: LatencyHistogram.Summary { metrics.delays.summary }
 }
 
 private struct AudioFormatKey: Hashable {

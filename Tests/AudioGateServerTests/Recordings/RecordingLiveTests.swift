@@ -238,7 +238,7 @@ struct RecordingLiveTests {
     func badRequests() async throws {
         let parent = RecordingFixtures.temporaryDirectory("parent")
         let data = parent + "/data"
-        FileManager.default.createFile(atPath: parent + "/secret.wav", contents: Data("not yours".utf8))
+        _ = FileManager.default.createFile(atPath: parent + "/secret.wav", contents: Data("not yours".utf8))
         let (_, app) = TestServer.make(TestServer.configuration { $0.dataDirectory = data })
         try await app.test(.live) { client in
             let bodies = [

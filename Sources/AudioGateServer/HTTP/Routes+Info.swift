@@ -45,7 +45,7 @@ extension AudioGateServer {
                 queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,
                 underruns: engine.mixer.underruns, xruns: playback.xruns, reopens: playback.reopens,
                 lastError: playback.lastError, volume: engine.mixer.volume.settings,
-                latencyMs: engine.mixer.latencySummary, clearToSilenceMs: engine.mixer.clearToSilenceSummary),
+                latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary),
             level: .init(rmsDbfs: level.rms, peakDbfs: level.peak))
     }
 }

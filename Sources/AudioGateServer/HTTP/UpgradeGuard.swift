@@ -84,7 +84,8 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
             version: .http1_1, status: HTTPResponseStatus(statusCode: Int(refusal.status.code)), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func refusal(_ head: HTTPRequestHead) -> APIError? {

@@ -12,6 +12,11 @@ public final class ServerMetrics: Sendable {
     private let deviceReopens: [PCMDirection: Gauge]
     private let deviceFrames: [PCMDirection: Gauge]
 
+    /// A metric named in full (`audiogate_...`), as every metric of the server is.
+    static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     public init() {
         var up: [PCMDirection: Gauge] = [:]
         var xruns: [PCMDirection: Gauge] = [:]
@@ -20,13 +25,13 @@ public final class ServerMetrics: Sendable {
         for direction in [PCMDirection.capture, .playback] {
             let labels = [("direction", direction.rawValue)]
             up[direction] = registry.makeGauge(
-                name: "audiogate_device_running", labels: labels, help: "1 while the device is open and running")
+                descriptor: ServerMetrics.descriptor("audiogate_device_running", help: "1 while the device is open and running"), labels: labels)
             xruns[direction] = registry.makeGauge(
-                name: "audiogate_device_xruns", labels: labels, help: "Device overruns/underruns recovered")
+                descriptor: ServerMetrics.descriptor("audiogate_device_xruns", help: "Device overruns/underruns recovered"), labels: labels)
             reopens[direction] = registry.makeGauge(
-                name: "audiogate_device_reopens", labels: labels, help: "Times the device was reopened after loss")
+                descriptor: ServerMetrics.descriptor("audiogate_device_reopens", help: "Times the device was reopened after loss"), labels: labels)
             frames[direction] = registry.makeGauge(
-                name: "audiogate_device_frames", labels: labels, help: "Frames moved through the device")
+                descriptor: ServerMetrics.descriptor("audiogate_device_frames", help: "Frames moved through the device"), labels: labels)
         }
         deviceUp = up
         deviceXruns = xruns

@@ -19,21 +19,19 @@ final class CaptureMetrics: Sendable {
     private let dropped: Counter
     private let lost: Gauge
     private let sendDelay: DurationHistogram
-    /// Fine-grained delay counts for percentiles in `/v1/status`.
-    let delays = CaptureDelayStats()
+    /// The same delays, for percentiles in `/v1/status`.
+    let delays = LatencyHistogram()
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
         subscribers = registry.makeGauge(
-            name: "audiogate_capture_subscribers", help: "Connected capture clients (WebSocket and HTTP)")
+                descriptor: ServerMetrics.descriptor("audiogate_capture_subscribers", help: "Connected capture clients (WebSocket and HTTP)"))
         dropped = registry.makeCounter(
-            name: "audiogate_capture_dropped_ms_total",
-            help: "Milliseconds of audio dropped from slow capture clients' queues")
+            descriptor: ServerMetrics.descriptor("audiogate_capture_dropped_ms_total", help: "Milliseconds of audio dropped from slow capture clients' queues"))
         lost = registry.makeGauge(
-            name: "audiogate_capture_lost_ms", help: "Milliseconds of capture lost to device xruns and outages")
+                descriptor: ServerMetrics.descriptor("audiogate_capture_lost_ms", help: "Milliseconds of capture lost to device xruns and outages"))
         sendDelay = registry.makeDurationHistogram(
-            name: "audiogate_capture_send_delay_seconds", buckets: Self.delayBuckets,
-            help: "Delay from a chunk's last sample being read from the device to its send")
+            descriptor: ServerMetrics.descriptor("audiogate_capture_send_delay_seconds", help: "Delay from a chunk's last sample being read from the device to its send"), buckets: Self.delayBuckets)
     }
 
     /// Publishes subscriber counts, total and per client format.
@@ -42,12 +40,10 @@ final class CaptureMetrics: Sendable {
         formatSubscribers.withLock { gauges in
             for format in Set(gauges.keys).union(counts.keys) {
                 let gauge = gauges[format] ?? registry.makeGauge(
-                    name: "audiogate_capture_format_subscribers",
-                    labels: [
+                descriptor: ServerMetrics.descriptor("audiogate_capture_format_subscribers", help: "Capture clients per client format"), labels: [
                         ("rate", String(format.rate)), ("channels", String(format.channels)),
                         ("format", format.sampleFormat.rawValue),
-                    ],
-                    help: "Capture clients per client format")
+                    ])
                 gauges[format] = gauge
                 gauge.set(to: Double(counts[format] ?? 0))
             }

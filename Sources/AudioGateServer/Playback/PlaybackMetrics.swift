@@ -7,8 +7,9 @@ final class PlaybackMetrics: Sendable {
     let bytesIn: Counter
     let latency: DurationHistogram
     let clearToSilence: DurationHistogram
-    let latencyLog = PlaybackLatencyLog()
-    let clearLog = PlaybackLatencyLog()
+    /// The same latencies, for percentiles in `/v1/status`.
+    let latencySummary = LatencyHistogram()
+    let clearSummary = LatencyHistogram()
 
     init(registry: PrometheusCollectorRegistry) {
         let buckets: [Duration] = [5, 10, 20, 30, 40, 50, 60, 80, 100, 150, 200, 300, 500, 1000].map { .milliseconds($0) }
@@ -31,12 +32,12 @@ final class PlaybackMetrics: Sendable {
     /// Called on the playback thread when a POST's first sample reached the speaker.
     func recordLatency(nanoseconds: Int64) {
         latency.record(.nanoseconds(nanoseconds))
-        latencyLog.record(milliseconds: Double(nanoseconds) / 1e6)
+        latencySummary.record(nanoseconds: UInt64(max(nanoseconds, 0)))
     }
 
     /// Called on the playback thread when the card went silent after a clear.
     func recordClearToSilence(nanoseconds: Int64) {
         clearToSilence.record(.nanoseconds(nanoseconds))
-        clearLog.record(milliseconds: Double(nanoseconds) / 1e6)
+        clearSummary.record(nanoseconds: UInt64(max(nanoseconds, 0)))
     }
 }

@@ -26,7 +26,7 @@ final class CaptureTonePlayer {
         }
         let bytes = WAVFile.write(samples: samples, format: AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le))
         let path = NSTemporaryDirectory() + "audiogate-capture-tone-\(getpid()).wav"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }()
 

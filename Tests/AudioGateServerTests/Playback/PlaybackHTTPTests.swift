@@ -158,6 +158,29 @@ struct PlaybackHTTPTests {
                 #expect(await Poll.until(seconds: 1) { server.engine.mixer.queuedMilliseconds == 0 } != nil)
                 let again = try await client.execute(uri: "/v1/playback", method: .delete)
                 #expect(again.json["flushed_ms"] as? Int == 0)
+                // Every latency in the status has one shape. The clear is counted once the card went silent.
+                var status: [String: Any] = [:]
+                for _ in 0..<50 {
+                    status = try await client.execute(uri: "/v1/status", method: .get).json
+                    let cleared = (status["playback"] as? [String: Any])?["clear_to_silence"] as? [String: Any]
+                    if cleared?["count"] as? Int == 1 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let playback = status["playback"] as? [String: Any] ?? [:]
+                let capture = status["capture"] as? [String: Any] ?? [:]
+                for (name, summary) in [
+                    ("latency", playback["latency"]), ("clear_to_silence", playback["clear_to_silence"]),
+                    ("send_delay", capture["send_delay"]),
+                ] {
+                    let summary = summary as? [String: Any] ?? [:]
+                    #expect(Set(summary.keys) == ["count", "p50_ms", "p99_ms", "max_ms"], "\(name): \(summary)")
+                }
+                let latency = playback["latency"] as? [String: Any] ?? [:]
+                let cleared = playback["clear_to_silence"] as? [String: Any] ?? [:]
+                #expect(latency["count"] as? Int == 1)
+                #expect(cleared["count"] as? Int == 1)
+                let p50 = latency["p50_ms"] as? Double ?? 0
+                #expect(p50 > 0 && p50 <= (latency["max_ms"] as? Double ?? 0))
             }
         }
     }

@@ -3,8 +3,8 @@ import Hummingbird
 import NIOCore
 
 extension AudioGateServer {
-    /// `GET /`: the browser demo page (examples/browser/index.html, embedded by
-    /// scripts/embed-page.sh). Public like `/openapi.yaml`; the page itself sends the token, if
+    /// `GET /`: the browser demo page (examples/browser/index.html, embedded at build time by the
+    /// EmbedDocuments plugin). Public like `/openapi.yaml`; the page itself sends the token, if
     /// any, on its API calls.
     func addPageRoutes(to router: Router<AudioGateRequestContext>) {
         // Encoded once; every response shares the bytes (ByteBuffer is copy-on-write).

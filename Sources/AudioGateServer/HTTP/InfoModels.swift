@@ -57,7 +57,7 @@ struct StatusResponse: Encodable {
         var lostMs: Double
         var formats: [CaptureFormatStatus]
         var clients: [CaptureClientStatus]
-        var sendDelay: CaptureDelayStats.Summary
+        var sendDelay: LatencyHistogram.Summary
     }
 
     struct Playback: Encodable {
@@ -71,10 +71,10 @@ struct StatusResponse: Encodable {
         var reopens: Int
         var lastError: String?
         var volume: VolumeSettings
-        /// First byte of a POST to its first sample leaving the card (recent uploads).
-        var latencyMs: PlaybackLatencySummary?
-        /// Clear/DELETE to the card going silent (recent clears).
-        var clearToSilenceMs: PlaybackLatencySummary?
+        /// First byte of a POST to its first sample leaving the card, since start.
+        var latency: LatencyHistogram.Summary
+        /// Clear/DELETE to the card going silent, since start.
+        var clearToSilence: LatencyHistogram.Summary
     }
 
     struct Level: Encodable {
