@@ -38,7 +38,9 @@ extern "C" int ag_voice_create(int rate, ag_voice_options options, ag_voice **ou
     check(apm->high_pass_filter()->Enable(true));
     if (options.echo_cancellation) {
         check(apm->echo_cancellation()->enable_drift_compensation(false));
-        check(apm->echo_cancellation()->set_suppression_level(webrtc::EchoCancellation::kHighSuppression));
+        // Moderate suppression keeps more of the user's voice in double talk; the linear filter
+        // plus moderate suppression still removes far more echo than a speech model notices.
+        check(apm->echo_cancellation()->set_suppression_level(webrtc::EchoCancellation::kModerateSuppression));
         check(apm->echo_cancellation()->enable_delay_logging(true));
         check(apm->echo_cancellation()->Enable(true));
     }

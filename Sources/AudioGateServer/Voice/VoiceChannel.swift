@@ -35,6 +35,12 @@ final class VoiceChannel: Sendable {
         /// Next device frame to read from the echo reference.
         var cursor: Double?
         var activity = VoiceActivity()
+        /// Frames of audible reference the canceller has seen (until it has converged).
+        var farEndFrames = 0
+        /// Frames since the reference was last audible (its echo lingers in the room a while).
+        var sinceFarEnd = Int.max
+        /// Audible reference frames since the speaker last started after a pause.
+        var farEndRun = 0
     }
 
     /// The group's client format (mono, at a processing rate).
@@ -49,6 +55,14 @@ final class VoiceChannel: Sendable {
     private let nanosecondsPerFrame: Double
     /// Reference further than this from the timeline re-syncs it (device reopen, xrun, a jump).
     static let resyncMilliseconds = 20.0
+    /// Reference frames the canceller needs before its residual echo is too quiet to look like speech.
+    static let warmUpFrames = 30
+    /// Frames at the start of each stretch of playback during which the detector does not count.
+    static let restartFrames = 15
+    /// Frames after the reference goes quiet during which its echo may still be in the room.
+    static let echoTailFrames = 30
+    /// Reference quieter than this is silence to the warm-up count, in dBFS.
+    static let farEndFloorDBFS = -60.0
     /// Audio waiting to be processed before the oldest is dropped (the thread could not keep up).
     static let inboxMilliseconds = 500
 
@@ -70,8 +84,6 @@ final class VoiceChannel: Sendable {
                 encoded: [UInt8](repeating: 0, count: frameSize * format.sampleFormat.bytesPerSample),
                 fifo: RingBuffer(capacity: frameSize * 4)))
         let thread = Thread { [self] in run() }
-        // Thread names are at most 15 bytes on Linux; the setting identifies it in `top -H`.
-        thread.name = String("voice-\(processing.label)".prefix(15))
         thread.stackSize = 1 << 20
         thread.start()
     }
@@ -121,6 +133,8 @@ final class VoiceChannel: Sendable {
     // MARK: - Processing thread
 
     private func run() {
+        // Named after the setting, so `top -H` and the benchmark can tell processing threads apart.
+        Thread.current.name = String("voice-\(processing.label)".prefix(15))
         while true {
             wake.wait()
             let open = worker.withLock { worker in drain(&worker) }
@@ -149,6 +163,7 @@ final class VoiceChannel: Sendable {
             if taken.closed { return false }
             if taken.reset {
                 worker.cursor = nil
+                worker.farEndFrames = 0
                 worker.activity.reset()
             }
             process(&worker, start: taken.start, ready: taken.ready, subscribers: taken.subscribers)
@@ -158,9 +173,25 @@ final class VoiceChannel: Sendable {
     private func process(_ worker: inout Worker, start: Double, ready: UInt64, subscribers: [CaptureSubscriber]) {
         let time = UInt64(max(0, start))
         var voiced = false
+        var warmingUp = false
+        var raw = LevelMeter()
+        worker.frame.withUnsafeBufferPointer { raw.add($0) }
         do throws(VoiceProcessingError) {
             if processing.echoCancellation {
                 fillReference(&worker, at: time)
+                var far = LevelMeter()
+                worker.reference.withUnsafeBufferPointer { far.add($0) }
+                worker.sinceFarEnd = worker.sinceFarEnd == .max ? .max : worker.sinceFarEnd + 1
+                if far.rmsDBFS > Self.farEndFloorDBFS {
+                    // After a pause the suppressor needs a few frames to clamp down again.
+                    if worker.sinceFarEnd > Self.echoTailFrames { worker.farEndRun = 0 }
+                    worker.sinceFarEnd = 0
+                    // While the canceller is still finding the echo path, what it lets through is
+                    // echo, not the user: the detector does not count it.
+                    warmingUp = worker.farEndFrames < Self.warmUpFrames || worker.farEndRun < Self.restartFrames
+                    worker.farEndFrames += 1
+                    worker.farEndRun += 1
+                }
                 let processor = worker.processor
                 try worker.reference.withUnsafeBufferPointer { reference throws(VoiceProcessingError) in
                     try processor.reverse(reference)
@@ -189,7 +220,11 @@ final class VoiceChannel: Sendable {
         guard processing.voiceDetection else { return }
         var meter = LevelMeter()
         worker.frame.withUnsafeBufferPointer { meter.add($0) }
-        guard let event = worker.activity.update(voiced: voiced, levelDBFS: meter.rmsDBFS, start: time) else { return }
+        let echo = worker.sinceFarEnd < Self.echoTailFrames
+        guard
+            let event = worker.activity.update(
+                voiced: voiced && !warmingUp, levelDBFS: meter.rmsDBFS, rawDBFS: raw.rmsDBFS, start: time, echo: echo)
+        else { return }
         switch event {
         case .speech(let timestamp):
             for subscriber in subscribers { subscriber.deliverVoice(speech: true, timestamp: timestamp) }
