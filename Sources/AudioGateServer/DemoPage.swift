@@ -90,6 +90,10 @@ enum DemoPage {
       <span id="level-text" class="num" aria-hidden="true">-- dBFS</span>
       <button id="listen" type="button" aria-pressed="false" title="Plays the server's microphone in this browser; use headphones when both share a room">Listen in browser</button>
     </div>
+    <div class="row">
+      <label title="aec=true&amp;ns=true&amp;vad=true: the server removes the echo of what it plays and reports speech"><input id="voice" type="checkbox"> Echo cancellation, noise suppression, voice activity</label>
+      <span id="vad" class="pill" role="status" aria-label="Voice activity">voice: off</span>
+    </div>
     <canvas id="wave" width="848" height="120" role="img" aria-label="Waveform of the last two seconds of microphone audio"></canvas>
   </section>
 
@@ -250,8 +254,11 @@ async function toggleListen() {
 
 // ---- Capture socket: f32le chunks for the waveform, the monitor and recordings; level events for the meter.
 let recording = null;
+let captureSocket = null;
 function openCapture() {
-  const ws = new WebSocket(withToken(wsBase + "/v1/capture?rate=" + RATE + "&channels=1&format=f32le&chunk_ms=" + CHUNK_MS + "&levels=true"));
+  const voice = $("voice").checked ? "&aec=true&ns=true&vad=true" : "";
+  const ws = new WebSocket(withToken(wsBase + "/v1/capture?rate=" + RATE + "&channels=1&format=f32le&chunk_ms=" + CHUNK_MS + "&levels=true" + voice));
+  captureSocket = ws;
   ws.binaryType = "arraybuffer";
   ws.onopen = () => setConn(true);
   ws.onmessage = (e) => {
@@ -265,14 +272,23 @@ function openCapture() {
     }
     const msg = JSON.parse(e.data);
     if (msg.type === "level") showLevel(msg.rms_dbfs, msg.peak_dbfs);
+    else if (msg.type === "vad") $("vad").textContent = "voice: " + msg.state;
     else if (msg.type === "start") log("capture: " + msg.rate + " Hz, " + msg.channels + " ch, " + msg.format + ", " + msg.chunk_ms + " ms chunks");
     else log("capture: " + e.data);
   };
   ws.onclose = () => {
+    if (ws !== captureSocket) return;
     setConn(false);
     setTimeout(openCapture, 1000);
   };
 }
+// Processing is chosen per connection: toggling reopens the capture socket with the new setting.
+$("voice").addEventListener("change", () => {
+  $("vad").textContent = $("voice").checked ? "voice: silence" : "voice: off";
+  const old = captureSocket;
+  openCapture();
+  if (old) old.close();
+});
 function setConn(ok) {
   const pill = $("conn");
   pill.className = "pill " + (ok ? "ok" : "bad");

@@ -352,7 +352,7 @@ paths:
 
         Server to client:
         - `start` (text, [StartMessage](#/components/schemas/StartMessage)): first, once:
-          `{"type":"start","rate":16000,"channels":1,"format":"s16le","chunk_ms":20}`.
+          `{"type":"start","rate":16000,"channels":1,"format":"s16le","chunk_ms":20,"processing":{"aec":false,"ns":false,"agc":false,"vad":false}}`.
         - audio, one chunk of exactly `chunk_ms` (rounded to whole frames: 11025 Hz at 10 ms is
           110 frames) per message: with `encoding=binary` a binary frame of raw interleaved
           little-endian PCM; with `encoding=json` a text
@@ -369,6 +369,11 @@ paths:
         - `device` ([DeviceMessage](#/components/schemas/DeviceMessage)): the capture device was
           lost (the server reopens it with backoff, 50 ms doubling to 2 s; the socket stays open)
           or restored: `{"type":"device","state":"lost"}`.
+        - `vad` ([VoiceActivityMessage](#/components/schemas/VoiceActivityMessage), only with
+          `vad=true`): speech started or ended, `{"type":"vad","state":"speech","timestamp_ms":183230.02}`;
+          `timestamp_ms` is the capture time of the audio where it changed (speech needs 50 ms of
+          voice to start and 400 ms without to end). The message follows the decision, so audio
+          chunks up to that time may arrive before it.
         - `error` ([ErrorMessage](#/components/schemas/ErrorMessage)) then close 1008, when the
           subscription is refused after the upgrade (e.g. `too_many_requests` in a race for the
           last client slot).
@@ -382,6 +387,7 @@ paths:
           - $ref: "#/components/schemas/LevelMessage"
           - $ref: "#/components/schemas/OverrunMessage"
           - $ref: "#/components/schemas/DeviceMessage"
+          - $ref: "#/components/schemas/VoiceActivityMessage"
           - $ref: "#/components/schemas/ErrorMessage"
         clientMessages: []
       security:
@@ -426,6 +432,37 @@ paths:
         - name: levels
           in: query
           description: "WebSocket only: also send `level` messages every 50 ms. `1` and `0` are accepted too."
+          schema:
+            type: boolean
+            default: false
+        - name: aec
+          in: query
+          description: |
+            Cancel the echo of everything audiogate plays (the mixer's output after volume, aligned
+            to the capture by the device timestamps; the canceller finds the room's own delay).
+            Processing (`aec`, `ns`, `agc`, `vad`) runs on mono audio at 8000, 16000, 32000 or
+            48000 Hz; other formats are a 400. Clients asking for the same processing and format
+            share one processor. `1` and `0` are accepted too.
+          schema:
+            type: boolean
+            default: false
+        - name: ns
+          in: query
+          description: "Noise suppression. `1` and `0` are accepted too."
+          schema:
+            type: boolean
+            default: false
+        - name: agc
+          in: query
+          description: "Automatic (digital) gain control. `1` and `0` are accepted too."
+          schema:
+            type: boolean
+            default: false
+        - name: vad
+          in: query
+          description: |
+            WebSocket only: send `vad` messages when speech starts and ends (on the echo-cancelled
+            audio with `aec=true`, so the agent's own voice does not count). `1` and `0` are accepted too.
           schema:
             type: boolean
             default: false
@@ -1248,6 +1285,18 @@ components:
           type: [string, "null"]
           maxLength: 200
           description: A label for people (at most 200 bytes, no control characters); not used in file names.
+        aec:
+          type: boolean
+          default: false
+          description: Cancel the echo of what audiogate plays (mono at 8000, 16000, 32000 or 48000 Hz only).
+        ns:
+          type: boolean
+          default: false
+          description: Noise suppression (same formats as `aec`).
+        agc:
+          type: boolean
+          default: false
+          description: Automatic gain control (same formats as `aec`).
     RecordingState:
       type: string
       enum: [recording, stopped, completed, failed, interrupted]
@@ -1300,6 +1349,18 @@ components:
       type: object
       required: [id, state, rate, channels, format, segment_seconds, started_at, frames, duration_seconds, bytes, segment_count, gap_count, url]
       properties:
+        processing:
+          description: The capture processing in effect (absent when none was asked for before processing existed).
+          type: object
+          properties:
+            aec:
+              type: boolean
+            ns:
+              type: boolean
+            agc:
+              type: boolean
+            vad:
+              type: boolean
         id:
           type: string
         name:
@@ -1774,12 +1835,45 @@ components:
           type: integer
           minimum: 10
           maximum: 200
+        processing:
+          $ref: "#/components/schemas/Processing"
       example:
         type: start
         rate: 16000
         channels: 1
         format: s16le
         chunk_ms: 20
+        processing: {aec: true, ns: true, agc: false, vad: true}
+    Processing:
+      type: object
+      description: The capture processing in effect.
+      required: [aec, ns, agc, vad]
+      properties:
+        aec:
+          type: boolean
+        ns:
+          type: boolean
+        agc:
+          type: boolean
+        vad:
+          type: boolean
+    VoiceActivityMessage:
+      type: object
+      description: "Capture WebSocket with `vad=true`, server to client: speech started or ended."
+      required: [type, state, timestamp_ms]
+      properties:
+        type:
+          const: vad
+        state:
+          type: string
+          enum: [speech, silence]
+        timestamp_ms:
+          type: number
+          description: Capture time of the audio where speech started or ended, on the server's monotonic clock.
+      example:
+        type: vad
+        state: speech
+        timestamp_ms: 183230.02
     AudioMessage:
       type: object
       description: "Capture WebSocket with `encoding=json`, server to client: one chunk of audio."

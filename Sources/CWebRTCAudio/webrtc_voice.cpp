@@ -2,10 +2,16 @@
 
 #include <memory>
 #include <new>
+#include <pthread.h>
+#include <string.h>
 
 #include <webrtc/modules/audio_processing/include/audio_processing.h>
 
 using webrtc::AudioProcessing;
+
+#ifndef AG_VOICE_DELAY_AGNOSTIC
+#define AG_VOICE_DELAY_AGNOSTIC false
+#endif
 
 struct ag_voice {
     std::unique_ptr<AudioProcessing> apm;
@@ -17,10 +23,11 @@ extern "C" int ag_voice_create(int rate, ag_voice_options options, ag_voice **ou
     if (out == nullptr) return AudioProcessing::kNullPointerError;
     if (rate != 8000 && rate != 16000 && rate != 32000 && rate != 48000) return AudioProcessing::kBadSampleRateError;
     webrtc::Config config;
-    // The extended filter covers the long echo paths of sound servers; delay-agnostic mode finds the
-    // acoustic delay itself, since the room's is not known to the device layer.
+    // The reference arrives already aligned to the capture by device timestamps, so what remains is
+    // the room's acoustic delay: the extended filter (128 ms) covers it from the first frame, where
+    // delay-agnostic mode would first spend a second or more estimating it.
     config.Set<webrtc::ExtendedFilter>(new webrtc::ExtendedFilter(true));
-    config.Set<webrtc::DelayAgnostic>(new webrtc::DelayAgnostic(true));
+    config.Set<webrtc::DelayAgnostic>(new webrtc::DelayAgnostic(AG_VOICE_DELAY_AGNOSTIC));
     // The experimental AGC drives an analog microphone volume we do not control.
     config.Set<webrtc::ExperimentalAgc>(new webrtc::ExperimentalAgc(false));
     std::unique_ptr<AudioProcessing> apm(AudioProcessing::Create(config));
@@ -102,6 +109,13 @@ extern "C" int ag_voice_echo_delay_ms(ag_voice *voice) {
         return -1;
     }
     return median;
+}
+
+extern "C" void ag_voice_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = '\0';
+    pthread_setname_np(pthread_self(), shortened);
 }
 
 extern "C" const char *ag_voice_error_name(int code) {

@@ -1,5 +1,6 @@
 import AudioGateCore
 import AudioGateDevices
+import CWebRTCAudio
 import Foundation
 import Synchronization
 
@@ -134,7 +135,7 @@ final class VoiceChannel: Sendable {
 
     private func run() {
         // Named after the setting, so `top -H` and the benchmark can tell processing threads apart.
-        Thread.current.name = String("voice-\(processing.label)".prefix(15))
+        ag_voice_name_thread("voice-\(processing.label)")
         while true {
             wake.wait()
             let open = worker.withLock { worker in drain(&worker) }

@@ -37,6 +37,9 @@ int ag_voice_process(ag_voice *voice, float *samples, int delay_ms, int *voice_d
 /// The echo delay the canceller estimates, in ms (-1 while it does not know).
 int ag_voice_echo_delay_ms(ag_voice *voice);
 
+/// Names the calling thread (at most 15 bytes are kept), so processing threads show in `top -H`.
+void ag_voice_name_thread(const char *name);
+
 /// The name of an error code, for messages.
 const char *ag_voice_error_name(int code);
 
