@@ -209,6 +209,11 @@ async def main(args):
     with tempfile.TemporaryDirectory() as tmp:
         wav = os.path.join(tmp, "agent.wav")
         seconds_agent = speech_wav(wav)
+        if args.fan_out_only:
+            for _ in range(args.rounds):
+                for query in ["aec=false", "aec=true"]:
+                    print(query, await fan_out(args, query))
+            return
         print("## Voice processing (echo room)\n")
         print(f"`scripts/bench-voice.sh` on {os.cpu_count()} cores, binary `{os.path.basename(os.path.dirname(args.binary))}`; "
               f"espeak-ng speech ({seconds_agent:.1f} s) played by the agent, 16 kHz mono. The room: null sink `spk` -> "
@@ -230,9 +235,13 @@ async def main(args):
         print("| --- | --- | --- |")
         for query, value, steal in await cpu_per_setting(args, wav, seconds_agent):
             print(f"| `{query}` | {value:.1f}% | {steal:.1f}% |")
-        plain = await fan_out(args, "aec=false")
-        shared = await fan_out(args, "aec=true")
-        print("\n| 100 capture clients (10 s) | server CPU, % of one core | of which processing threads | steal |")
+        # Alternating runs, medians: the machine is shared and one run of each is noise.
+        runs = {"aec=false": [], "aec=true": []}
+        for _ in range(args.rounds):
+            for query in runs:
+                runs[query].append(await fan_out(args, query))
+        plain, shared = (tuple(statistics.median(r[i] for r in runs[q]) for i in range(3)) for q in runs)
+        print(f"\n| 100 capture clients (10 s, median of {args.rounds} alternating runs) | server CPU, % of one core | of which processing threads | steal |")
         print("| --- | --- | --- | --- |")
         print(f"| plain | {plain[0]:.1f}% | {plain[1]:.1f}% | {plain[2]:.1f}% |")
         print(f"| all `aec=true` (one shared canceller) | {shared[0]:.1f}% | {shared[1]:.1f}% | {shared[2]:.1f}% |")
@@ -246,4 +255,6 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--binary", default="audiogate")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating runs of the 100-client comparison")
+    parser.add_argument("--fan-out-only", action="store_true")
     asyncio.run(main(parser.parse_args()))
