@@ -160,6 +160,18 @@ public final class CaptureHub: CaptureSink {
         }
         let quality = quality
         let echo = echoReference
+        do throws(APIError) {
+            try join(subscriber, quality: quality, echo: echo)
+        } catch {
+            members.withLock { $0.removeAll { $0 === subscriber } }
+            throw error
+        }
+        publishCounts()
+        return subscriber
+    }
+
+    private func join(_ subscriber: CaptureSubscriber, quality: Resampler.Quality, echo: EchoReference) throws(APIError) {
+        let parameters = subscriber.parameters
         try core.withLock { core throws(APIError) in
             let group: CaptureGroup
             if let existing = core.groups.first(where: {
@@ -180,8 +192,6 @@ public final class CaptureHub: CaptureSink {
             group.subscribers.append(subscriber)
             if core.deviceLost { subscriber.deliver(.lost) }
         }
-        publishCounts()
-        return subscriber
     }
 
     /// Removes a client; the last one of a format frees the group and its resampler.
