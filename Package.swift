@@ -30,6 +30,17 @@ let package = Package(
             pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]
         ),
+        // WebRTC's audio processing (libwebrtc-audio-processing-dev 0.3) is C++; this shim gives it a C
+        // interface. The flags are what `pkg-config --cflags --libs webrtc-audio-processing` prints:
+        // SwiftPM refuses pkg-config's -D flags, so they are spelled out here.
+        .target(
+            name: "CWebRTCAudio",
+            cxxSettings: [
+                .define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD"),
+                .unsafeFlags(["-I/usr/include/webrtc_audio_processing"]),
+            ],
+            linkerSettings: [.linkedLibrary("webrtc_audio_processing")]
+        ),
         .target(name: "AudioGateCore"),
         .target(
             name: "AudioGateDevices",
@@ -42,7 +53,7 @@ let package = Package(
         .target(
             name: "AudioGateServer",
             dependencies: [
-                "AudioGateCore", "AudioGateDevices",
+                "AudioGateCore", "AudioGateDevices", "CWebRTCAudio",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -92,5 +103,6 @@ let package = Package(
             ]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx14
 )

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages audiogate needs: build (default) or also test.
-#   scripts/install-deps.sh           build and run: ALSA and libsamplerate headers
+#   scripts/install-deps.sh           build and run: ALSA, libsamplerate and WebRTC audio processing headers
 #   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools,
 #                                     Chromium and its WebDriver (the demo page check)
 set -euo pipefail
 
-want=(libasound2-dev libsamplerate0-dev pkg-config)
+want=(libasound2-dev libsamplerate0-dev libwebrtc-audio-processing-dev g++ pkg-config)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
-    want+=(pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox curl python3 python3-venv procps)
+    want+=(pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox curl python3 python3-venv procps espeak-ng)
 fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)

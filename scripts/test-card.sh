@@ -4,6 +4,12 @@
 #   scripts/test-card.sh start    start it unless a sound card or a daemon is already there
 #   scripts/test-card.sh stop     stop the daemon
 #   scripts/test-card.sh status   say which card tests will use
+#   scripts/test-card.sh room     add the echo test room to the running daemon (idempotent): null sinks
+#                                 "spk" (the loudspeaker) and "room" (what the microphone hears), a
+#                                 40 ms loopback spk.monitor -> room as the acoustic path, and ALSA PCMs
+#                                 room_spk (plays into spk) and room_mic (captures room.monitor).
+#                                 Near-end speech is played straight into "room". The "speaker" sink
+#                                 and the defaults stay as they are.
 set -euo pipefail
 
 action="${1:-start}"
@@ -25,6 +31,30 @@ start_daemon() {
     pactl set-default-source speaker.monitor
 }
 
+asoundrc="${HOME:-/root}/.asoundrc"
+
+add_room() {
+    daemon_up || start_daemon
+    sinks=$(pactl list short sinks | cut -f2)
+    grep -qx spk <<<"$sinks" || pactl load-module module-null-sink sink_name=spk rate=48000 channels=1 >/dev/null
+    grep -qx room <<<"$sinks" || pactl load-module module-null-sink sink_name=room rate=48000 channels=1 >/dev/null
+    # The loopback only carries sound when both ends already exist, so it is loaded last.
+    if ! pactl list short modules | grep -q "module-loopback.*source=spk.monitor.*sink=room"; then
+        pactl load-module module-loopback source=spk.monitor sink=room latency_msec=40 \
+            source_dont_move=true sink_dont_move=true >/dev/null
+    fi
+    # Null sinks suspend when idle; a suspended monitor would make the path's delay vary.
+    pactl suspend-sink spk 0 >/dev/null 2>&1 || true
+    pactl suspend-sink room 0 >/dev/null 2>&1 || true
+    if ! grep -qs "pcm.room_mic" "$asoundrc"; then
+        cat >>"$asoundrc" <<'ALSA'
+# audiogate echo test room: room_spk is the loudspeaker, room_mic hears the room.
+pcm.room_spk { type pulse; device spk }
+pcm.room_mic { type pulse; device room.monitor }
+ALSA
+    fi
+}
+
 case "$action" in
 start)
     if have_card && [[ -z "${AUDIOGATE_FORCE_TEST_CARD:-}" ]]; then
@@ -39,11 +69,15 @@ start)
 stop)
     pulseaudio --kill 2>/dev/null || true
     ;;
+room)
+    add_room
+    echo "test-card: echo room ready (ALSA PCMs room_spk, room_mic)"
+    ;;
 status)
     if daemon_up; then pactl info | grep -E "Default (Sink|Source)"; else echo "no PulseAudio"; fi
     ;;
 *)
-    echo "usage: $0 start|stop|status" >&2
+    echo "usage: $0 start|stop|status|room" >&2
     exit 2
     ;;
 esac

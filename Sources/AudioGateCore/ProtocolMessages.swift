@@ -18,16 +18,19 @@ public struct StartMessage: ServerMessage {
     public var format: SampleFormat
     /// Milliseconds of audio per chunk.
     public var chunkMs: Int
+    /// The capture processing in effect (`aec`, `ns`, `agc`, `vad`).
+    public var processing: VoiceProcessing?
 
     /// Creates the message.
-    public init(rate: Int, channels: Int, format: SampleFormat, chunkMs: Int) {
+    public init(rate: Int, channels: Int, format: SampleFormat, chunkMs: Int, processing: VoiceProcessing? = nil) {
         self.rate = rate
         self.channels = channels
         self.format = format
         self.chunkMs = chunkMs
+        self.processing = processing
     }
 
-    enum CodingKeys: String, CodingKey { case type, rate, channels, format, chunkMs = "chunk_ms" }
+    enum CodingKeys: String, CodingKey { case type, rate, channels, format, chunkMs = "chunk_ms", processing }
 
     /// Decodes and checks `type`.
     public init(from decoder: any Decoder) throws {
@@ -37,6 +40,7 @@ public struct StartMessage: ServerMessage {
         channels = try container.decode(Int.self, forKey: .channels)
         format = try container.decode(SampleFormat.self, forKey: .format)
         chunkMs = try container.decode(Int.self, forKey: .chunkMs)
+        processing = try container.decodeIfPresent(VoiceProcessing.self, forKey: .processing)
     }
 
     /// Encodes with `type`.
@@ -47,11 +51,14 @@ public struct StartMessage: ServerMessage {
         try container.encode(channels, forKey: .channels)
         try container.encode(format, forKey: .format)
         try container.encode(chunkMs, forKey: .chunkMs)
+        try container.encodeIfPresent(processing, forKey: .processing)
     }
 
     /// Compact JSON.
     public func json() -> String {
-        "{\"type\":\"start\",\"rate\":\(rate),\"channels\":\(channels),\"format\":\"\(format.rawValue)\",\"chunk_ms\":\(chunkMs)}"
+        let head = "{\"type\":\"start\",\"rate\":\(rate),\"channels\":\(channels),\"format\":\"\(format.rawValue)\",\"chunk_ms\":\(chunkMs)"
+        guard let processing else { return head + "}" }
+        return head + ",\"processing\":" + processing.json() + "}"
     }
 }
 
@@ -378,7 +385,7 @@ public struct ErrorMessage: ServerMessage {
 }
 
 /// Throws when a decoded message's `type` is not the expected one.
-private func checkType<Key: CodingKey>(
+func checkType<Key: CodingKey>(
     _ container: KeyedDecodingContainer<Key>, _ key: Key, _ expected: String
 ) throws {
     let type = try container.decode(String.self, forKey: key)

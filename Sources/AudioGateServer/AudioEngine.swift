@@ -16,8 +16,9 @@ public final class AudioEngine: Sendable {
 
     public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
         let card = LoopbackCard()
-        let hub = CaptureHub(configuration: configuration, metrics: metrics, logger: logger)
         let mixer = PlaybackMixer(configuration: configuration, metrics: metrics, logger: logger)
+        let hub = CaptureHub(
+            configuration: configuration, metrics: metrics, logger: logger, echoReference: mixer.echoReference)
         loopbackCard = card
         captureHub = hub
         self.mixer = mixer

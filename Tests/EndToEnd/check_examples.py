@@ -9,7 +9,7 @@ for the room, the examples for the server's speaker) and listens with the server
   record.py      writes a WAV of the asked length, rate and channels holding the room's 440 Hz tone, gapless
   play.py        a 440 Hz WAV and raw stdin are heard whole and gapless, the `end` mark comes back
                  once it was heard; SIGINT sends `clear` and the speaker falls silent
-  echo_agent.py  a 600 Hz burst is heard and played back once (--turns 1); a loud burst while it talks
+  echo_agent.py  (--level-detection) a 600 Hz burst is heard and played back once (--turns 1); a loud burst while it talks
                  cuts it off (barge-in, `cleared`) and is answered; SIGINT ends it at once
   curl.md        every command of every ```sh block, in order, on the test server's port, in a temporary
                  directory holding speech.wav and speech.raw (the server's --data-dir is temporary too):
@@ -267,7 +267,7 @@ def check_echo_agent(server, work):
 
     # One turn: the burst is heard, played back once, and the agent exits after its mark.
     listener = Listener(server)
-    child = Child(example("echo_agent.py", "--turns", "1", "--url", ws))
+    child = Child(example("echo_agent.py", "--level-detection", "--turns", "1", "--url", ws))
     try:
         check(agent_ready(server) is not None, "echo_agent.py: listening")
         spoke = time.monotonic() - child.started
@@ -304,7 +304,7 @@ def check_echo_agent(server, work):
     write_wav(loud_burst, tone(800, 0.8, 48000, amplitude=0.7), 48000)
     server.quiet()
     listener = Listener(server)
-    child = Child(example("echo_agent.py", "--turns", "2", "--url", ws))
+    child = Child(example("echo_agent.py", "--level-detection", "--turns", "2", "--url", ws))
     try:
         check(agent_ready(server) is not None, "echo_agent.py: listening")
         room(quiet_burst).wait()

@@ -8,6 +8,9 @@ final class CaptureGroup {
     /// The client format (rate, channels, sample format).
     let format: AudioFormat
     let quality: Resampler.Quality
+    /// The processing its subscribers asked for; when enabled, `voice` runs it on its own thread.
+    let processing: VoiceProcessing
+    private let voice: VoiceChannel?
     var subscribers: [CaptureSubscriber] = []
     private var resampler: Resampler?
     private var hardware: AudioFormat?
@@ -16,10 +19,22 @@ final class CaptureGroup {
     private var inputFrames: UInt64 = 0
     private var outputFrames: UInt64 = 0
 
-    init(format: AudioFormat, quality: Resampler.Quality) {
+    init(
+        format: AudioFormat, quality: Resampler.Quality, processing: VoiceProcessing = VoiceProcessing(),
+        echo: EchoReference = EchoReference()
+    ) throws(VoiceProcessingError) {
         self.format = format
         self.quality = quality
+        self.processing = processing
+        voice =
+            processing.isEnabled
+            ? try VoiceChannel(format: format, processing: processing, echo: echo, quality: quality) : nil
         subscribers.reserveCapacity(8)
+    }
+
+    /// Stops the processing thread (the group lost its last subscriber).
+    func close() {
+        voice?.close()
     }
 
     /// Builds the resampler for a hardware format (no-op when it is already built for it).
@@ -37,6 +52,7 @@ final class CaptureGroup {
 
     /// Forgets filter history after a discontinuity (the device came back).
     func reset() {
+        voice?.reset()
         resampler?.reset()
         inputFrames = 0
         outputFrames = 0
@@ -75,6 +91,11 @@ final class CaptureGroup {
         inputFrames &+= UInt64(frames)
         outputFrames &+= UInt64(produced)
         guard produced > 0 else { return }
+        if let voice {
+            // Processing runs on the channel's thread, which encodes and delivers in its place.
+            voice.submit(output, start: start, ready: ready, subscribers: subscribers)
+            return
+        }
 
         let byteCount = produced * channels * format.sampleFormat.bytesPerSample
         _ = SampleConversion.encode(

@@ -41,7 +41,7 @@ struct CaptureHTTPStream: Sendable {
                         hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
                     case .overrun(let milliseconds):
                         hub.metrics.recordDropped(milliseconds: milliseconds)
-                    case .device, .level:
+                    case .device, .level, .voice:
                         break
                     }
                 }

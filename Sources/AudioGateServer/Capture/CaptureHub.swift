@@ -41,8 +41,14 @@ public final class CaptureHub: CaptureSink {
     private let quality: Resampler.Quality
     let metrics: CaptureMetrics
     private let logger: Logger
+    /// What the speaker plays, for echo cancellation.
+    let echoReference: EchoReference
 
-    public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
+    public init(
+        configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger,
+        echoReference: EchoReference = EchoReference()
+    ) {
+        self.echoReference = echoReference
         limits = configuration.limits
         quality = configuration.resamplerQuality
         self.metrics = CaptureMetrics(registry: metrics.registry)
@@ -165,12 +171,32 @@ public final class CaptureHub: CaptureSink {
             }
         }
         let quality = quality
-        core.withLock { core in
+        let echo = echoReference
+        do throws(APIError) {
+            try join(subscriber, quality: quality, echo: echo)
+        } catch {
+            members.withLock { $0.removeAll { $0 === subscriber } }
+            throw error
+        }
+        publishCounts()
+        return subscriber
+    }
+
+    private func join(_ subscriber: CaptureSubscriber, quality: Resampler.Quality, echo: EchoReference) throws(APIError) {
+        let parameters = subscriber.parameters
+        try core.withLock { core throws(APIError) in
             let group: CaptureGroup
-            if let existing = core.groups.first(where: { $0.format == parameters.format }) {
+            if let existing = core.groups.first(where: {
+                $0.format == parameters.format && $0.processing == parameters.processing
+            }) {
                 group = existing
             } else {
-                group = CaptureGroup(format: parameters.format, quality: quality)
+                do {
+                    group = try CaptureGroup(
+                        format: parameters.format, quality: quality, processing: parameters.processing, echo: echo)
+                } catch {
+                    throw APIError(.badParameter, "capture processing is unavailable: \(error)")
+                }
                 // Built here, on the client's task, so the capture thread does not allocate it.
                 if let hardware = core.hardware { group.prepare(for: hardware) }
                 core.groups.append(group)
@@ -178,15 +204,17 @@ public final class CaptureHub: CaptureSink {
             group.subscribers.append(subscriber)
             if core.deviceLost { subscriber.deliver(.lost) }
         }
-        publishCounts()
-        return subscriber
     }
 
     /// Removes a client; the last one of a format frees the group and its resampler.
     public func unsubscribe(_ subscriber: CaptureSubscriber) {
         subscriber.close()
         let removed = core.withLock { core -> CaptureGroup? in
-            guard let index = core.groups.firstIndex(where: { $0.format == subscriber.parameters.format }) else {
+            guard
+                let index = core.groups.firstIndex(where: {
+                    $0.format == subscriber.parameters.format && $0.processing == subscriber.parameters.processing
+                })
+            else {
                 return nil
             }
             let group = core.groups[index]
@@ -195,6 +223,7 @@ public final class CaptureHub: CaptureSink {
             core.groups.remove(at: index)
             return group
         }
+        removed?.close()
         // The resampler is freed here, outside the lock, when the last reference goes.
         _ = removed
         members.withLock { $0.removeAll { $0 === subscriber } }

@@ -35,6 +35,8 @@ public struct CaptureParameters: Sendable, Equatable {
     public var container = Container.raw
     /// HTTP only: stop after this many seconds of audio (nil: until the client goes away).
     public var seconds: Double?
+    /// Echo cancellation, noise suppression, gain and voice detection (`aec`, `ns`, `agc`, `vad`).
+    public var processing = VoiceProcessing()
 
     /// The defaults of the contract (16 kHz mono s16le, 20 ms binary chunks).
     public init() {}
@@ -92,6 +94,7 @@ public struct CaptureParameters: Sendable, Equatable {
             }
             seconds = value
         }
+        processing = try VoiceProcessing(query: query, format: format)
     }
 
     /// Frames per chunk: `chunk_ms` rounded to whole frames (11025 Hz at 10 ms gives 110 frames).

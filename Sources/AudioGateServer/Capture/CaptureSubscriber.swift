@@ -27,6 +27,8 @@ public final class CaptureSubscriber: Sendable {
         case device(DeviceMessage.State)
         /// The capture level of the last 50 ms (only with `levels=true`).
         case level(rms: Double, peak: Double)
+        /// Speech started or ended at capture time `timestamp` (monotonic ns; only with `vad=true`).
+        case voice(speech: Bool, timestamp: UInt64)
     }
 
     /// Capture time bookkeeping of one queued chunk.
@@ -49,6 +51,7 @@ public final class CaptureSubscriber: Sendable {
         var completedChunks: UInt64 = 0
         var droppedChunks: UInt64 = 0
         var pendingLevel: (rms: Double, peak: Double)?
+        var voiceEvents: [(speech: Bool, timestamp: UInt64)] = []
         var waiter: CheckedContinuation<Void, Never>?
         var closed = false
         /// No more audio is taken; what is queued is still handed out, then `next` returns nil.
@@ -56,7 +59,8 @@ public final class CaptureSubscriber: Sendable {
         var handedOut: UInt64 = 0
 
         var hasWork: Bool {
-            closed || finishing || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil || !stamps.isEmpty
+            closed || finishing || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil
+                || !voiceEvents.isEmpty || !stamps.isEmpty
         }
 
         /// The stored waiter, to be resumed after the lock is released.
@@ -90,7 +94,10 @@ public final class CaptureSubscriber: Sendable {
             State(
                 bytes: RingBuffer(capacity: (capacityChunks + 1) * parameters.chunkBytes),
                 stamps: RingBuffer(capacity: capacityChunks + 1)))
-        state.withLock { $0.deviceEvents.reserveCapacity(4) }
+        state.withLock {
+            $0.deviceEvents.reserveCapacity(4)
+            $0.voiceEvents.reserveCapacity(8)
+        }
     }
 
     // MARK: - Capture thread side
@@ -158,6 +165,17 @@ public final class CaptureSubscriber: Sendable {
         waiter?.resume()
     }
 
+    /// Queues a voice activity event (from the voice processing thread).
+    func deliverVoice(speech: Bool, timestamp: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            // A client that never reads must not grow this list: only the newest few matter.
+            if state.voiceEvents.count >= 8 { state.voiceEvents.removeFirst() }
+            state.voiceEvents.append((speech, timestamp))
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
     // MARK: - Writer side
 
     /// Waits for the next event; chunk bytes are copied into `buffer` (resized to one chunk).
@@ -180,6 +198,10 @@ public final class CaptureSubscriber: Sendable {
                         state.pendingDroppedFrames = 0
                         let milliseconds = parameters.format.milliseconds(forFrames: frames)
                         return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
+                    }
+                    if !state.voiceEvents.isEmpty {
+                        let voice = state.voiceEvents.removeFirst()
+                        return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
                     }
                     if let level = state.pendingLevel {
                         state.pendingLevel = nil

@@ -26,7 +26,8 @@ struct CaptureWebSocket: Sendable {
 
         let start = StartMessage(
             rate: parameters.format.rate, channels: parameters.format.channels,
-            format: parameters.format.sampleFormat, chunkMs: parameters.chunkMilliseconds)
+            format: parameters.format.sampleFormat, chunkMs: parameters.chunkMilliseconds,
+            processing: parameters.processing)
         try await outbound.write(.text(start.json()))
 
         await withGracefulShutdownHandler {
@@ -87,6 +88,9 @@ struct CaptureWebSocket: Sendable {
                 try await outbound.write(.text(DeviceMessage(state: state).json()))
             case .level(let rms, let peak):
                 try await outbound.write(.text(LevelMessage(rmsDBFS: rms, peakDBFS: peak).json()))
+            case .voice(let speech, let timestamp):
+                let state: VoiceActivityMessage.State = speech ? .speech : .silence
+                try await outbound.write(.text(VoiceActivityMessage(state: state, timestampMs: Double(timestamp) / 1e6).json()))
             }
         }
     }

@@ -29,6 +29,8 @@ public final class PlaybackMixer: PlaybackSource {
     let metrics: PlaybackMetrics
     /// Output volume and mute.
     public let volume = VolumeControl()
+    /// What was written to the device, dated by when it plays: the echo cancellers' reference.
+    public let echoReference = EchoReference()
     let registry = Mutex(Registry())
     let renderState = Mutex(RenderState())
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
@@ -84,9 +86,11 @@ public final class PlaybackMixer: PlaybackSource {
             state.gain = gain
             for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
         }
+        echoReference.rendered(UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
     public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
+        echoReference.progress(framesWritten: framesWritten, delayFrames: delayFrames)
         let streams = registry.withLock { $0.list }
         let delay = UInt64(max(delayFrames, 0))
         let playedDevice = framesWritten > delay ? framesWritten - delay : 0

@@ -70,7 +70,7 @@ final class Recording: Sendable {
                 if gapReason == nil { gapReason = "overrun" }
             case .device(.lost):
                 gapReason = "device_lost"
-            case .device(.restored), .level:
+            case .device(.restored), .level, .voice:
                 break
             }
         }

@@ -80,6 +80,8 @@ public struct RecordingInfo: Codable, Sendable, Equatable {
     public var failure: Failure?
     /// Why a stopped recording stopped: `request` or `shutdown`.
     public var stopReason: String?
+    /// The capture processing in effect (`aec`, `ns`, `agc`); absent in recordings made without it.
+    public var processing: VoiceProcessing?
 
     /// The file format.
     var audioFormat: AudioFormat {

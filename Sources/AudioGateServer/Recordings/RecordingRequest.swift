@@ -20,6 +20,8 @@ public struct RecordingRequest: Sendable, Equatable {
     public var maxSeconds: Double?
     /// A label for people; not used in file names.
     public var name: String?
+    /// Echo cancellation, noise suppression and gain (`aec`, `ns`, `agc`; recordings have no events).
+    public var processing = VoiceProcessing()
 
     /// The defaults: 16 kHz mono s16le in 30 s segments, no time limit.
     public init() {}
@@ -31,6 +33,9 @@ public struct RecordingRequest: Sendable, Equatable {
         var segmentSeconds: Int?
         var maxSeconds: Double?
         var name: String?
+        var aec: Bool?
+        var ns: Bool?
+        var agc: Bool?
     }
 
     /// Decodes a JSON body (an empty body takes every default); throws a 400 naming the bad field.
@@ -91,6 +96,8 @@ public struct RecordingRequest: Sendable, Equatable {
             }
             self.name = name
         }
+        processing = VoiceProcessing(aec: body.aec ?? false, ns: body.ns ?? false, agc: body.agc ?? false)
+        try processing.check(format)
     }
 
     private static func field(_ context: DecodingError.Context) -> String {

@@ -1,3 +1,5 @@
+import AudioGateCore
+
 /// A recording as the API shows it: `GET /v1/recordings` lists it without `segments` and `gaps`,
 /// `GET /v1/recordings/{id}` with them.
 struct RecordingResource: Encodable, Sendable {
@@ -18,6 +20,7 @@ struct RecordingResource: Encodable, Sendable {
     var gapCount: Int
     var failure: RecordingInfo.Failure?
     var stopReason: String?
+    var processing: VoiceProcessing?
     var url: String
     var segments: [RecordingInfo.Segment]?
     var gaps: [RecordingInfo.Gap]?
@@ -40,6 +43,7 @@ struct RecordingResource: Encodable, Sendable {
         gapCount = info.gaps.count
         failure = info.failure
         stopReason = info.stopReason
+        processing = info.processing
         url = "/v1/recordings/\(info.id)"
         if detailed {
             segments = info.segments

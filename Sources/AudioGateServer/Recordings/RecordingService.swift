@@ -100,7 +100,7 @@ public final class RecordingService: Service, Sendable {
             channels: request.format.channels, format: request.format.sampleFormat.rawValue,
             segmentSeconds: request.segmentSeconds, maxSeconds: request.maxSeconds,
             startedAt: Timestamp.format(Date()), endedAt: nil, frames: 0, bytes: 0, segments: [], gaps: [],
-            failure: nil, stopReason: nil)
+            failure: nil, stopReason: nil, processing: request.processing)
         let created = await blocking { () -> Result<Void, RecordingError> in
             do throws(RecordingError) {
                 try store.create(id)
@@ -120,6 +120,7 @@ public final class RecordingService: Service, Sendable {
         }
         var parameters = CaptureParameters()
         parameters.format = request.format
+        parameters.processing = request.processing
         parameters.chunkMilliseconds = Recording.chunkMilliseconds
         let subscriber = try hub.subscribe(parameters, transport: .recording, queueMilliseconds: Recording.queueMilliseconds)
         let recording = Recording(

@@ -28,7 +28,7 @@ struct CaptureWebSocketTests {
                         }
                     }
                     for try await (rate, stream) in group {
-                        #expect(stream.start == "{\"type\":\"start\",\"rate\":\(rate),\"channels\":1,\"format\":\"s16le\",\"chunk_ms\":20}")
+                        #expect(stream.start == "{\"type\":\"start\",\"rate\":\(rate),\"channels\":1,\"format\":\"s16le\",\"chunk_ms\":20,\"processing\":{\"aec\":false,\"ns\":false,\"agc\":false,\"vad\":false}}")
                         let frames = rate / 50
                         #expect(stream.binaryChunkSizes.allSatisfy { $0 == frames * 2 })
                         let samples = Array(stream.binary.samples(.s16le).dropFirst(rate / 2))

@@ -1,0 +1,109 @@
+import AudioGateCore
+import Synchronization
+
+/// What the mixer wrote to the playback device (after volume), kept for a few seconds and dated by
+/// when it leaves the speaker, so echo cancellers can read the reference for any capture time.
+///
+/// Written by the playback thread (one short lock per period, no allocation after the first
+/// period), read by the voice processing threads.
+public final class EchoReference: Sendable {
+    /// How much reference is kept, in seconds (echo paths are far shorter; processing may lag).
+    static let seconds = 2
+    /// A measured play time this far from the predicted one re-anchors the timeline (a reopen, an xrun).
+    static let resyncNanoseconds: Double = 50_000_000
+    /// Share of the measured error corrected per period, so the coarse steps of `snd_pcm_delay`
+    /// do not shake the timeline.
+    static let slew = 0.01
+
+    private struct State {
+        var samples: [Float] = []
+        var rate = 0
+        /// Device frame after the last stored one.
+        var endFrame: UInt64 = 0
+        /// Device frame `anchorFrame` leaves the speaker at `anchorTime` (monotonic ns).
+        var anchorFrame: UInt64 = 0
+        var anchorTime = 0.0
+        var anchored = false
+    }
+
+    private let state = Mutex(State())
+
+    /// An empty reference (silence until the mixer writes).
+    public init() {}
+
+    // MARK: - Playback thread
+
+    /// Stores one rendered period (interleaved at the device format), downmixed to mono.
+    func rendered(_ output: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
+        let lent = LentBuffer(output)
+        state.withLock { state in
+            let output = lent.readOnly
+            if state.rate != format.rate || state.samples.isEmpty {
+                // Only on the first period or after a format change: not the steady path.
+                state.rate = format.rate
+                state.samples = [Float](repeating: 0, count: format.rate * Self.seconds)
+                state.anchored = false
+            }
+            let capacity = state.samples.count
+            let channels = format.channels
+            let scale = 1 / Float(channels)
+            state.samples.withUnsafeMutableBufferPointer { ring in
+                for frame in 0..<frames {
+                    var sum: Float = 0
+                    for channel in 0..<channels { sum += output[frame * channels + channel] }
+                    ring[Int((startFrame &+ UInt64(frame)) % UInt64(capacity))] = sum * scale
+                }
+            }
+            state.endFrame = startFrame &+ UInt64(frames)
+        }
+    }
+
+    /// After each write: device frame `framesWritten - delayFrames` is leaving the speaker now.
+    func progress(framesWritten: UInt64, delayFrames: Int, now: UInt64 = MonotonicClock.nowNanoseconds()) {
+        state.withLock { state in
+            guard state.rate > 0 else { return }
+            let delay = UInt64(max(delayFrames, 0))
+            let playing = framesWritten > delay ? framesWritten - delay : 0
+            let nanosecondsPerFrame = 1e9 / Double(state.rate)
+            let predicted = state.anchorTime + (Double(playing) - Double(state.anchorFrame)) * nanosecondsPerFrame
+            let error = Double(now) - predicted
+            if !state.anchored || abs(error) > Self.resyncNanoseconds {
+                state.anchorFrame = playing
+                state.anchorTime = Double(now)
+                state.anchored = true
+            } else {
+                state.anchorTime += error * Self.slew
+            }
+        }
+    }
+
+    // MARK: - Processing threads
+
+    /// The device rate of the reference (0 before the first period).
+    var rate: Int { state.withLock { $0.rate } }
+
+    /// The device frame that leaves the speaker at `time` (monotonic ns), nil before playback ran.
+    func deviceFrame(at time: UInt64) -> Double? {
+        state.withLock { state in
+            guard state.anchored, state.rate > 0 else { return nil }
+            return Double(state.anchorFrame) + (Double(time) - state.anchorTime) * Double(state.rate) / 1e9
+        }
+    }
+
+    /// Copies device frames `start..<start+count` into `destination`; frames never written or
+    /// already overwritten read as silence (nothing played then).
+    func read(from start: Int64, into destination: UnsafeMutableBufferPointer<Float>) {
+        state.withLock { state in
+            let capacity = Int64(state.samples.count)
+            let end = Int64(bitPattern: state.endFrame)
+            for index in 0..<destination.count {
+                let frame = start + Int64(index)
+                if capacity > 0, frame < end, frame >= max(0, end - capacity) {
+                    destination[index] = state.samples[Int(frame % capacity)]
+                } else {
+                    destination[index] = 0
+                }
+            }
+        }
+    }
+}
