@@ -207,7 +207,9 @@ extension TestServer {
     /// Waits until the playback device runs (the monitor only hears an open device).
     static func waitForPlayback(_ server: AudioGateServer) async {
         await Poll.until(seconds: 5) { server.engine.playback.monitor.snapshot.state == .running }
-        try? await Task.sleep(for: .milliseconds(200))
+        // A sound server's new stream can take most of a second before it starts consuming what
+        // it is given (seen with PulseAudio): measurements start once that has passed.
+        try? await Task.sleep(for: .milliseconds(1000))
     }
 }
 
