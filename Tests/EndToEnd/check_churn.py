@@ -27,6 +27,14 @@ import websockets
 import e2e
 
 HOST = "127.0.0.1"
+DESCRIPTIONS = {
+    "capture_ws": "capture WebSocket: connect, `start`, close",
+    "playback_ws": "playback WebSocket: connect, close",
+    "playback_ws_audio": "playback WebSocket: 100 ms of audio, a mark, a clear",
+    "post_playback": "`POST /v1/playback` of 100 ms, then `DELETE`",
+    "get_status": "`GET /v1/status` (control)",
+}
+RESULTS = []  # (kind, KB per connection, steal %) of the measured runs
 KINDS = ["capture_ws", "playback_ws", "playback_ws_audio", "post_playback", "get_status"]
 WEBSOCKET_KINDS = {"capture_ws", "playback_ws", "playback_ws_audio"}
 # 100 ms of 24 kHz mono s16le silence: the playback defaults.
@@ -158,6 +166,7 @@ async def main_async(args, server, port):
             await quiesce(port, args)
             per, steal = await measure(kind, server, port, args)
         e2e.check(per <= args.threshold, f"{kind}: grows {per:+.2f} KB per connection (at most {args.threshold})")
+        RESULTS.append((kind, per, steal))
         # The next kind starts without another kind's pending timers.
         if kind in WEBSOCKET_KINDS and index + 1 < len(args.kinds):
             await quiesce(port, args)
@@ -175,6 +184,7 @@ def main():
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--threshold", type=float, default=0.3, help="most KB of growth per connection")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS)
+    parser.add_argument("--markdown", type=pathlib.Path, help="also write the figures as a Markdown table here")
     args = parser.parse_args()
     if not os.access(args.binary, os.X_OK):
         raise SystemExit(f"check-churn: {args.binary} not found; build it first (swift build -c release)")
@@ -189,6 +199,14 @@ def main():
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     print(f"steal over the run: {e2e.steal_percent(steal_start, e2e.cpu_sample()):.1f}%")
+    if args.markdown:
+        lines = ["## Memory under connection churn", "",
+                 f"`Tests/EndToEnd/check_churn.py` against the release build on the `{args.device}` card: "
+                 f"RSS after a warm-up of as many connections, then after {args.count} more of each kind "
+                 f"({args.concurrency} at a time). Fails above {args.threshold} KB per connection.", "",
+                 "| kind | growth per connection | steal |", "| --- | --- | --- |"]
+        lines += [f"| {DESCRIPTIONS[kind]} | {per:+.2f} KB | {steal:.1f}% |" for kind, per, steal in RESULTS]
+        args.markdown.write_text("\n".join(lines) + "\n")
     e2e.finish()
 
 
