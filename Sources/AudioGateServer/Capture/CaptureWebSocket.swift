@@ -33,7 +33,6 @@ struct CaptureWebSocket: Sendable {
         await withGracefulShutdownHandler {
             await serve(subscriber, inbound: inbound, outbound: outbound, logger: logger)
         } onGracefulShutdown: {
-            GoingAway.send(on: channel)
             subscriber.close()
         }
     }

@@ -3,6 +3,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceLifecycle
 
 /// HTTP/1.1 with WebSocket upgrade, plus an `UpgradeGuard` in front of the upgrader so refused
 /// upgrades get their real status and JSON error (it also answers `Expect: 100-continue`).
@@ -23,6 +24,11 @@ struct AudioGateChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await upgrade.handle(value: value, logger: logger)
+        let channel = value.channel
+        await withGracefulShutdownHandler {
+            await upgrade.handle(value: value, logger: logger)
+        } onGracefulShutdown: {
+            GoingAway.send(on: channel)
+        }
     }
 }

@@ -48,14 +48,9 @@ extension AudioGateServer {
             case "/v1/playback":
                 guard let parameters = try? PlaybackParameters(query: dictionary) else { return .dontUpgrade }
                 return .upgrade(headers) { inbound, outbound, context in
-                    try await withGracefulShutdownHandler {
-                        try await PlaybackSocket(
-                            mixer: mixer, parameters: parameters, maxMessageBytes: maxMessageBytes,
-                            logger: context.logger
-                        ).run(inbound: inbound, outbound: outbound)
-                    } onGracefulShutdown: {
-                        GoingAway.send(on: channel)
-                    }
+                    try await PlaybackSocket(
+                        mixer: mixer, parameters: parameters, maxMessageBytes: maxMessageBytes, logger: context.logger
+                    ).run(inbound: inbound, outbound: outbound)
                 }
             default:
                 return .dontUpgrade
