@@ -100,6 +100,7 @@ let package = Package(
                 "AudioGateServer", "AudioGateDevices", "AudioGateCore", "AudioGateTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ],

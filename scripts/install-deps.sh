@@ -32,4 +32,9 @@ if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
         python3 -m venv .venv
     fi
     .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+    # wyoming-satellite pins its own wyoming version: it lives in a venv of its own.
+    if [[ ! -x .venv-satellite/bin/python ]]; then
+        python3 -m venv .venv-satellite
+    fi
+    .venv-satellite/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-wyoming-satellite.txt
 fi

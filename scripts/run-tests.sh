@@ -20,6 +20,7 @@ swift test --skip-build --no-parallel "$@"
 # The demo page in headless Chromium; the binary was built above.
 AUDIOGATE_NO_BUILD=1 .venv/bin/python Tests/EndToEnd/check_browser.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
+.venv/bin/python Tests/EndToEnd/check_wyoming.py
 # Memory under connection churn, against the release build users run: flat per connection and request.
 swift build -c release --product audiogate
 .venv/bin/python Tests/EndToEnd/check_churn.py

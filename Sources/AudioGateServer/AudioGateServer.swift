@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import ServiceLifecycle
 
 /// Composes the engine and the routes into a runnable Hummingbird application.
 public struct AudioGateServer: Sendable {
@@ -14,6 +15,8 @@ public struct AudioGateServer: Sendable {
     public let metrics: ServerMetrics
     /// Server-side recordings.
     public let recordings: RecordingService
+    /// The Wyoming services that are switched on.
+    public let wyoming: [WyomingService]
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
@@ -23,6 +26,7 @@ public struct AudioGateServer: Sendable {
         engine = AudioEngine(configuration: configuration, metrics: metrics, logger: logger)
         recordings = RecordingService(
             configuration: configuration, hub: engine.captureHub, metrics: metrics, logger: logger)
+        wyoming = Self.wyomingServices(configuration: configuration, engine: engine, logger: logger)
     }
 
     /// The router with every route and middleware.
@@ -62,7 +66,7 @@ public struct AudioGateServer: Sendable {
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             // Shut down in reverse: recordings are finished while the capture device still runs.
-            services: [engine.capture, engine.playback, recordings],
+            services: [engine.capture, engine.playback, recordings] + wyoming.map { $0 as any Service },
             logger: logger)
     }
 

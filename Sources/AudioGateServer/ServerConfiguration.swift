@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var maxDiskMegabytes = 0
     /// Seconds between retention sweeps.
     public var retentionSweepSeconds = 60.0
+    /// The Wyoming mic and snd services (off by default).
+    public var wyoming = WyomingConfiguration()
 
     public init() {}
 

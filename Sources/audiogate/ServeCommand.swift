@@ -79,6 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
     var logLevel: String = Environment.string("log-level") ?? "info"
 
+    @OptionGroup(title: "Wyoming (Home Assistant voice satellites)")
+    var wyoming: WyomingOptions
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1-65535") }
         guard (1...100).contains(periodMs) else { throw ValidationError("--period-ms must be 1-100") }
@@ -145,6 +148,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if !["127.0.0.1", "::1", "localhost"].contains(host) && configuration.token == nil {
             logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
+        }
+        configuration.wyoming = wyoming.configuration
+        if let problem = configuration.wyoming.problem(host: host) {
+            logger.critical("\(problem)")
+            throw ExitCode(2)
         }
         let server = AudioGateServer(configuration: configuration, logger: logger)
         try await server.makeApplication().runService()

@@ -41,6 +41,20 @@ check("/dev/snd:/dev/snd" in service.get("devices", []), "compose passes /dev/sn
 check("audio" in service.get("group_add", []), "compose adds the audio group")
 check(all(str(p).startswith("127.0.0.1:") for p in service.get("ports", [])), "compose publishes on loopback only")
 
+wyoming = yaml.safe_load((DEPLOY / "docker-compose.wyoming.yml").read_text())["services"]
+gate, satellite = wyoming["audiogate"], wyoming["satellite"]
+gate_env = gate.get("environment", {})
+check(gate_env.get("AUDIOGATE_HOST") == "127.0.0.1" and "AUDIOGATE_WYOMING_ALLOW_REMOTE" not in gate_env,
+      "Wyoming compose: audiogate's Wyoming ports stay on loopback")
+check(gate.get("network_mode") == "host" and satellite.get("network_mode") == "host",
+      "Wyoming compose: the satellite reaches audiogate's loopback ports (host network)")
+ports = {gate_env.get("AUDIOGATE_WYOMING_MIC_PORT"), gate_env.get("AUDIOGATE_WYOMING_SND_PORT")}
+command = " ".join(satellite.get("command", []))
+check(all(port and f"tcp://127.0.0.1:{port}" in command for port in ports) and "--mic-uri" in command
+      and "--snd-uri" in command, "Wyoming compose: the satellite's --mic-uri and --snd-uri point at audiogate")
+check("wyoming-satellite==" in satellite.get("build", {}).get("dockerfile_inline", ""),
+      "Wyoming compose: the satellite version is pinned")
+
 unit = (DEPLOY / "audiogate.service").read_text()
 for option in ["SupplementaryGroups=audio", "ProtectSystem=strict", "NoNewPrivileges=yes", "RestrictAddressFamilies="]:
     check(option in unit, f"unit sets {option}")

@@ -13,6 +13,8 @@ public final class CaptureSubscriber: Sendable {
         case http
         /// A server-side recording (not a network client).
         case recording
+        /// A Wyoming mic client.
+        case wyoming
     }
 
     /// What the writer task is handed next.
