@@ -41,6 +41,7 @@ struct InfoResponse: Encodable {
     var playback: Device
     var client: Client
     var limits: ServerConfiguration.Limits
+    var wyoming: WyomingStatus
 }
 
 /// `GET /v1/status`.
@@ -85,6 +86,7 @@ struct StatusResponse: Encodable {
     var capture: Capture
     var playback: Playback
     var level: Level
+    var wyoming: WyomingStatus
 }
 
 /// `GET /v1/devices`.

@@ -27,7 +27,7 @@ extension AudioGateServer {
                 channels: Array(ClientFormats.channels),
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
                 resampler: "libsamplerate sinc \(configuration.resamplerQuality.rawValue)"),
-            limits: configuration.limits)
+            limits: configuration.limits, wyoming: wyomingStatus)
     }
 
     func status() -> StatusResponse {
@@ -46,6 +46,6 @@ extension AudioGateServer {
                 underruns: engine.mixer.underruns, xruns: playback.xruns, reopens: playback.reopens,
                 lastError: playback.lastError, volume: engine.mixer.volume.settings,
                 latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary),
-            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak))
+            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus)
     }
 }

@@ -165,10 +165,10 @@ struct WyomingLiveTests {
                 try await listener.channel.executeThenClose { micInbound, _ in
                     async let heard = Self.collect(micInbound, seconds: 4) { _ in false }
                     // A half header is left hanging on each port while the rest goes on.
-                    let halfMic = try await WyomingTestClient.raw(port: micPort)
-                    let halfSnd = try await WyomingTestClient.raw(port: sndPort)
-                    try await halfMic.outbound.write(ByteBuffer(string: #"{"type":"aud"#))
-                    try await halfSnd.outbound.write(ByteBuffer(string: #"{"type":"audio-chunk","payload_length":4"#))
+                    let halfMic = try await WyomingTestClient.plain(port: micPort)
+                    let halfSnd = try await WyomingTestClient.plain(port: sndPort)
+                    try await halfMic.writeAndFlush(ByteBuffer(string: #"{"type":"aud"#))
+                    try await halfSnd.writeAndFlush(ByteBuffer(string: #"{"type":"audio-chunk","payload_length":4"#))
                     let hostile = [
                         "garbage garbage\n",
                         #"{"type":"audio-chunk","payload_length":100000000}"# + "\n",
@@ -195,8 +195,9 @@ struct WyomingLiveTests {
                         var iterator = inbound.makeAsyncIterator()
                         #expect(try await iterator.next()?.type == "info")
                     }
-                    try? await halfMic.channel.close()
-                    try? await halfSnd.channel.close()
+                    #expect(halfMic.isActive && halfSnd.isActive, "a half header is no reason to close")
+                    try? await halfMic.close()
+                    try? await halfSnd.close()
 
                     // The listener's chunks kept coming, one every 64 ms, none missing.
                     let chunks = try await heard.filter { $0.type == "audio-chunk" }

@@ -33,6 +33,11 @@ struct WyomingTestClient {
             }
     }
 
+    /// A bare TCP channel to 127.0.0.1:`port` that is left open while a test goes on.
+    static func plain(port: Int) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+    }
+
     /// Waits for the service's port (bound once the application runs).
     static func port(of service: WyomingService) async throws -> Int {
         _ = await Poll.until(seconds: 10) { service.port != nil }
