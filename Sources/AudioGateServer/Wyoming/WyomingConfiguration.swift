@@ -16,7 +16,7 @@ public struct WyomingConfiguration: Sendable, Equatable {
     public var samplesPerChunk = 1024
     /// Capture processing of the mic audio (echo cancellation, noise suppression, gain).
     public var micProcessing = VoiceProcessing()
-    /// The playback stream snd audio is mixed in as.
+    /// The playback stream snd audio is mixed in as (concurrent connections get `NAME-2`, `NAME-3`...).
     public var sndStream = "wyoming"
     /// Allow the services on a non-loopback `--host` (Wyoming has no authentication).
     public var allowRemote = false
@@ -64,9 +64,10 @@ public struct WyomingConfiguration: Sendable, Equatable {
             return "mic processing runs on mono audio at \(rates) Hz"
         }
         do throws(APIError) {
-            _ = try PlaybackParameters.validatedStreamName(sndStream)
+            // Room for the `-N` suffix of concurrent connections.
+            _ = try PlaybackParameters.validatedStreamName(sndStream + "-99")
         } catch {
-            return "--wyoming-snd-stream must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+            return "--wyoming-snd-stream must be 1-61 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
         }
         if !allowRemote, !Self.isLoopback(host) {
             return "the Wyoming services have no authentication: on --host \(host) they need --wyoming-allow-remote"

@@ -26,6 +26,8 @@ public final class WyomingService: Service, Sendable {
     let logger: Logger
     private let bound = Mutex<Int?>(nil)
     private let connections = Atomic<Int>(0)
+    /// Playback streams held by snd connections now.
+    private let streamsInUse = Mutex<Set<String>>([])
 
     /// A service on `host:port` (port 0: any free port, see `port`).
     public init(role: Role, host: String, port: Int, configuration: WyomingConfiguration, engine: AudioEngine, logger: Logger) {
@@ -92,8 +94,11 @@ public final class WyomingService: Service, Sendable {
                     try await WyomingMicSession(hub: engine.captureHub, configuration: configuration, logger: logger)
                         .run(connection)
                 case .snd:
-                    try await WyomingSndSession(mixer: engine.mixer, configuration: configuration, logger: logger)
-                        .run(connection)
+                    let stream = takeStreamName()
+                    defer { streamsInUse.withLock { _ = $0.remove(stream) } }
+                    try await WyomingSndSession(
+                        mixer: engine.mixer, configuration: configuration, stream: stream, logger: logger
+                    ).run(connection)
                 }
                 logger.debug("wyoming client disconnected")
             } catch let error as WyomingError {
@@ -107,6 +112,26 @@ public final class WyomingService: Service, Sendable {
             channel.close(promise: nil)
         }
         try? await channel.close()
+    }
+}
+
+extension WyomingService {
+    /// The playback stream for a new snd connection: `--wyoming-snd-stream`, or while another
+    /// connection holds it `NAME-2`, `NAME-3`...: two satellites answering at once are mixed, not
+    /// interleaved chunk by chunk in one queue. A connection after another (a satellite reconnects
+    /// per answer) takes the same stream, so its audio follows what is still playing.
+    fileprivate func takeStreamName() -> String {
+        let base = configuration.sndStream
+        return streamsInUse.withLock { inUse in
+            var name = base
+            var number = 1
+            while inUse.contains(name) {
+                number += 1
+                name = "\(base)-\(number)"
+            }
+            inUse.insert(name)
+            return name
+        }
     }
 }
 

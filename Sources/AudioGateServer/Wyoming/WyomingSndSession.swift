@@ -4,11 +4,13 @@ import NIOCore
 import Synchronization
 
 /// One snd connection: `audio-start`, `audio-chunk` and `audio-stop` are queued on a named playback
-/// stream (mixed with everything else, gapless across chunks); each `audio-stop` is answered with
+/// stream (mixed with everything else, gapless across chunks; see `WyomingService.takeStreamName`); each `audio-stop` is answered with
 /// `played` once its audio has left the speaker (or the stream was cleared).
 struct WyomingSndSession: Sendable {
     let mixer: PlaybackMixer
     let configuration: WyomingConfiguration
+    /// The playback stream this connection plays on.
+    let stream: String
     let logger: Logger
 
     /// The format `describe` advertises: what Piper, Home Assistant's usual TTS, produces.
@@ -20,7 +22,7 @@ struct WyomingSndSession: Sendable {
     }
 
     func run(_ connection: WyomingService.Connection) async throws {
-        let stream = try mixer.acquire(configuration.sndStream)
+        let stream = try mixer.acquire(self.stream)
         defer { mixer.release(stream) }
         let listener = PlaybackListener()
         stream.addListener(listener)

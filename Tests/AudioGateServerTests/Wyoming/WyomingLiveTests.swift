@@ -163,7 +163,11 @@ struct WyomingLiveTests {
             try await RealTime.retryingOnSteal {
                 let listener = try await WyomingTestClient.connect(port: micPort)
                 try await listener.channel.executeThenClose { micInbound, _ in
-                    async let heard = Self.collect(micInbound, seconds: 4) { _ in false }
+                    async let heard = Self.collect(micInbound, seconds: 10) { events in
+                        events.filter { $0.type == "audio-chunk" }.count >= 60
+                    }
+                    // The hostile connections come while the listener is receiving.
+                    _ = await Poll.until(seconds: 5) { (server.engine.captureHub.subscribers.first?.sentChunks ?? 0) > 0 }
                     // A half header is left hanging on each port while the rest goes on.
                     let halfMic = try await WyomingTestClient.plain(port: micPort)
                     let halfSnd = try await WyomingTestClient.plain(port: sndPort)
@@ -202,7 +206,7 @@ struct WyomingLiveTests {
                     // The listener's chunks kept coming, one every 64 ms, none missing.
                     let chunks = try await heard.filter { $0.type == "audio-chunk" }
                     let stamps = chunks.compactMap { $0.data["timestamp"]?.int }
-                    guard chunks.count >= 50, stamps == (0..<chunks.count).map({ $0 * 64 }) else {
+                    guard chunks.count == 60, stamps == (0..<chunks.count).map({ $0 * 64 }) else {
                         throw WyomingTestFailure("listener got \(chunks.count) chunks; timestamps \(stamps.prefix(10))...")
                     }
                 }
@@ -234,6 +238,110 @@ struct WyomingLiveTests {
                     #expect(server.wyoming[0].clientCount == 1)
                     let stamps = try await heard.filter { $0.type == "audio-chunk" }.compactMap { $0.data["timestamp"]?.int }
                     #expect(stamps == (0..<70).map { $0 * 64 }, "the Wyoming client's audio has a gap or ended early")
+                }
+            }
+        }
+    }
+
+    /// Sends a tone as a TTS service would and waits for `played`; returns ms from audio-start to it.
+    static func play(
+        frequency: Double, seconds: Double, on client: WyomingTestClient
+    ) async throws -> Double {
+        try await client.channel.executeThenClose { inbound, outbound in
+            let format: [String: WyomingValue] = ["rate": 22050, "width": 2, "channels": 1]
+            let tone = Signal.sine(frequency: frequency, rate: 22050, seconds: seconds, amplitude: 0.3)
+            let pcm = SampleConversion.encode(tone, format: .s16le)
+            let started = MonotonicClock.nowMilliseconds()
+            try await outbound.write(WyomingEvent(type: "audio-start", data: format))
+            for offset in stride(from: 0, to: pcm.count, by: 2048) {
+                let payload = ByteBuffer(bytes: pcm[offset..<min(offset + 2048, pcm.count)])
+                try await outbound.write(WyomingEvent(type: "audio-chunk", data: format, payload: payload))
+            }
+            try await outbound.write(WyomingEvent(type: "audio-stop"))
+            var events = inbound.makeAsyncIterator()
+            guard try await events.next()?.type == "played" else { throw WyomingTestFailure("no played") }
+            return MonotonicClock.nowMilliseconds() - started
+        }
+    }
+
+    @Test("two snd clients at once play on their own streams, mixed: both tones sound together and both get played")
+    func twoSpeakers() async throws {
+        let (server, app) = Self.make()
+        try await app.test(.live) { client in
+            let micPort = try await WyomingTestClient.port(of: server.wyoming[0])
+            let sndPort = try await WyomingTestClient.port(of: server.wyoming[1])
+            try await RealTime.retryingOnSteal {
+                let listener = try await WyomingTestClient.connect(port: micPort)
+                try await listener.channel.executeThenClose { micInbound, _ in
+                    async let heard = Self.collect(micInbound, seconds: 5) { _ in false }
+                    try await Task.sleep(for: .seconds(1))
+                    let first = try await WyomingTestClient.connect(port: sndPort)
+                    let second = try await WyomingTestClient.connect(port: sndPort)
+                    // Both connections hold their streams before either plays.
+                    _ = await Poll.until(seconds: 2) { server.wyoming[1].clientCount == 2 }
+                    async let a = Self.play(frequency: 440, seconds: 1.5, on: first)
+                    async let b = Self.play(frequency: 660, seconds: 1.5, on: second)
+                    let (playedA, playedB) = try await (a, b)
+                    // Mixed, not queued one after the other: both end within 3 s, not 3 s + 1.5 s.
+                    guard playedA < 3000, playedB < 3000 else {
+                        throw WyomingTestFailure("played after \(Int(playedA)) and \(Int(playedB)) ms")
+                    }
+                    let chunks = try await heard.filter { $0.type == "audio-chunk" }
+                    let both = chunks.filter { chunk in
+                        let samples = Array(chunk.payload!.readableBytesView).samples(.s16le)
+                        return Goertzel.power(samples, frequency: 440, rate: 16000) > -26
+                            && Goertzel.power(samples, frequency: 660, rate: 16000) > -26
+                    }
+                    // 1.5 s is 23 chunks; both tones together in at least 20 of them.
+                    guard both.count >= 20 else { throw WyomingTestFailure("both tones in only \(both.count) chunks") }
+                }
+                try await client.execute(uri: "/v1/status", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+            #expect(server.engine.mixer.allStreams.allSatisfy { ["wyoming", "wyoming-2"].contains($0.name) })
+        }
+    }
+
+    @Test("a mic client that stops reading loses its oldest audio, like a WebSocket client, and is live again after")
+    func slowReader() async throws {
+        // 48 kHz stereo 32-bit (384 KB/s) fills the socket buffers within the stall.
+        let (server, app) = TestServer.make(
+            TestServer.configuration {
+                $0.wyoming.micPort = 0
+                $0.wyoming.micRate = 48000
+                $0.wyoming.micWidth = 4
+                $0.wyoming.micChannels = 2
+            })
+        try await app.test(.live) { _ in
+            let micPort = try await WyomingTestClient.port(of: server.wyoming[0])
+            try await RealTime.retryingOnSteal {
+                let listener = try await WyomingTestClient.connect(port: micPort)
+                try await listener.channel.executeThenClose { inbound, _ in
+                    var events = inbound.makeAsyncIterator()
+                    let start = try #require(try await events.next())
+                    #expect(start.data["rate"]?.int == 48000 && start.data["width"]?.int == 4 && start.data["channels"]?.int == 2)
+                    while try await events.next()?.type != "audio-chunk" {}
+                    try await Task.sleep(for: .seconds(5))
+                    let queued = server.engine.captureHub.subscribers.map(\.queuedMilliseconds)
+                    #expect(queued.allSatisfy { $0 <= 1000 }, "queued \(queued) ms")
+                    var stamps: [Int] = []
+                    var sizes = Set<Int>()
+                    while stamps.count < 400, let event = try await events.next() {
+                        if let stamp = event.data["timestamp"]?.int { stamps.append(stamp) }
+                        if let payload = event.payload { sizes.insert(payload.readableBytes) }
+                    }
+                    #expect(sizes == [1024 * 8])
+                    // 1024 frames at 48 kHz are 21.3 ms: steps of 21 or 22 ms, and the dropped audio as jumps.
+                    let steps = zip(stamps, stamps.dropFirst()).map { $1 - $0 }
+                    let jumps = steps.filter { !(21...22).contains($0) }
+                    guard !jumps.isEmpty, jumps.allSatisfy({ $0 > 100 }), steps.suffix(100).allSatisfy({ (21...22).contains($0) })
+                    else {
+                        throw WyomingTestFailure("timestamp jumps \(jumps), last steps \(steps.suffix(10))")
+                    }
+                    let dropped = server.engine.captureHub.subscribers.first?.droppedMilliseconds ?? 0
+                    #expect(server.engine.captureHub.subscribers.first?.transport == .wyoming)
+                    #expect(abs(Double(jumps.reduce(0, +)) - dropped) < Double(jumps.count) * 25 + 25, "jumps \(jumps) vs dropped \(dropped) ms")
                 }
             }
         }
