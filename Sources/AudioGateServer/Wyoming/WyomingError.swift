@@ -16,6 +16,8 @@ public struct WyomingError: Error, Sendable, Equatable, CustomStringConvertible 
         case unexpectedEvent = "unexpected_event"
         /// Audio with a rate, width or channel count that cannot be played.
         case badAudio = "bad_audio"
+        /// More `audio-stop`s waiting for `played` than `WyomingLimits.maxPendingPlayed`.
+        case tooManyPending = "too_many_pending"
     }
 
     /// The reason.

@@ -10,6 +10,8 @@ public struct WyomingLimits: Sendable, Equatable {
     public var maxNesting = 32
     /// Most connections one service holds at once; more are closed at once.
     public var maxClients = 64
+    /// Most `audio-stop`s of one snd connection still waiting for `played` (each holds a mark).
+    public var maxPendingPlayed = 256
 
     /// The documented defaults.
     public init() {}

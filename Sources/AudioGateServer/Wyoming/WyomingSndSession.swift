@@ -4,8 +4,9 @@ import NIOCore
 import Synchronization
 
 /// One snd connection: `audio-start`, `audio-chunk` and `audio-stop` are queued on a named playback
-/// stream (mixed with everything else, gapless across chunks; see `WyomingService.takeStreamName`); each `audio-stop` is answered with
-/// `played` once its audio has left the speaker (or the stream was cleared).
+/// stream (mixed with everything else, gapless across chunks; see `WyomingService.takeStreamName`);
+/// each `audio-stop` is answered with `played` once its audio has left the speaker (or the stream
+/// was cleared).
 struct WyomingSndSession: Sendable {
     let mixer: PlaybackMixer
     let configuration: WyomingConfiguration
@@ -82,6 +83,10 @@ struct WyomingSndSession: Sendable {
                 bytes.removeLast(bytes.count - whole)
                 if !bytes.isEmpty { _ = try await stream.enqueue(bytes, format: format, mixFormat: mixFormat) }
             case WyomingEvent.Kind.audioStop:
+                let limit = configuration.limits.maxPendingPlayed
+                guard owed.count.load(ordering: .relaxed) < limit else {
+                    throw WyomingError(.tooManyPending, "more than \(limit) audio-stop events wait for played")
+                }
                 carry.removeAll()
                 started = nil
                 stream.finishInput()

@@ -180,6 +180,10 @@ struct WyomingLiveTests {
                         String(repeating: "A", count: 100_000),
                         #"{"type":"audio-chunk","data":{"rate":16000,"width":7,"channels":1},"payload_length":2}"# + "\nab",
                         #"{"type":"audio-start","data":{"rate":5,"width":2,"channels":1}}"# + "\n",
+                        // 2 s of silence, then more audio-stops than may wait for played.
+                        #"{"type":"audio-chunk","data":{"rate":16000,"width":2,"channels":1},"payload_length":64000}"#
+                            + "\n" + String(repeating: "\u{0}", count: 64000)
+                            + String(repeating: #"{"type":"audio-stop"}"# + "\n", count: 300),
                     ]
                     for port in [micPort, sndPort] {
                         for bytes in hostile {
