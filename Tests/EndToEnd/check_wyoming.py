@@ -6,13 +6,16 @@ microphone from audiogate and playing through it, with this script as Home Assis
 - describe/info on each service; the mic's audio-start and chunks (16 kHz, 16-bit, mono, 1024
   samples); `played` once a tone sent to snd has been heard whole on the monitor;
 - the satellite: run-satellite -> run-pipeline, a tone played into the card reaches Home Assistant
-  as 16 kHz audio at its pitch; TTS audio sent to the satellite is heard whole on the monitor.
+  as 16 kHz audio at its pitch; TTS audio sent to the satellite is heard whole on the monitor;
+- SIGTERM with a mic client and a snd client whose queue is full ends the server within 2 s;
+- a non-loopback --host without --wyoming-allow-remote refuses to start.
 
     .venv/bin/python Tests/EndToEnd/check_wyoming.py [--binary .build/debug/audiogate] [--device pulse]
 """
 import argparse
 import asyncio
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -187,6 +190,32 @@ async def check_satellite(server, mic_port, snd_port, tone_path):
             sys.stdout.write(pathlib.Path(log.name).read_text()[-3000:])
 
 
+async def check_shutdown(server, mic_port, snd_port):
+    """SIGTERM while a mic client listens and a snd client waits for room in a full queue."""
+    mic = AsyncTcpClient("127.0.0.1", mic_port)
+    await mic.connect()
+    snd = AsyncTcpClient("127.0.0.1", snd_port)
+    await snd.connect()
+    await snd.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+
+    async def flood():
+        # 80 s of silence: beyond the 60 s a stream may queue, so the server stops reading it.
+        try:
+            for _ in range(80):
+                await snd.write_event(AudioChunk(rate=16000, width=2, channels=1, audio=bytes(32000)).event())
+        except (OSError, ConnectionError):
+            pass
+
+    task = asyncio.create_task(flood())
+    e2e.wait_for(lambda: server.get("/v1/status")["playback"]["queued_ms"] > 59000, 10)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    code = await asyncio.get_running_loop().run_in_executor(None, lambda: server.process.wait(10))
+    elapsed = time.monotonic() - started
+    task.cancel()
+    check(code == 0 and elapsed < 2, f"SIGTERM with Wyoming clients (one waiting for room): exit {code} after {elapsed:.2f} s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     e2e.add_binary_argument(parser)
@@ -208,6 +237,7 @@ def main():
                 asyncio.run(check_satellite(server, mic_port, snd_port, tone_path))
             else:
                 check(False, f"satellite: {SATELLITE_PYTHON} is missing (scripts/install-deps.sh test)")
+            asyncio.run(check_shutdown(server, mic_port, snd_port))
         finally:
             server.stop()
 

@@ -86,9 +86,10 @@ public final class WyomingService: Service, Sendable {
             return
         }
         logger.debug("wyoming client connected")
-        let channel = connection.channel
-        await withGracefulShutdownHandler {
-            do {
+        do {
+            // Shutdown cancels the session wherever it waits: for audio, for the client, or for
+            // room in a full playback queue (which could otherwise take a minute to drain).
+            try await cancelWhenGracefulShutdown { [self] in
                 switch role {
                 case .mic:
                     try await WyomingMicSession(hub: engine.captureHub, configuration: configuration, logger: logger)
@@ -100,18 +101,16 @@ public final class WyomingService: Service, Sendable {
                         mixer: engine.mixer, configuration: configuration, stream: stream, logger: logger
                     ).run(connection)
                 }
-                logger.debug("wyoming client disconnected")
-            } catch let error as WyomingError {
-                logger.warning("wyoming connection closed: \(error)")
-            } catch let error as APIError {
-                logger.warning("wyoming connection refused: \(error.message)")
-            } catch {
-                logger.debug("wyoming connection ended", metadata: ["error": "\(error)"])
             }
-        } onGracefulShutdown: {
-            channel.close(promise: nil)
+            logger.debug("wyoming client disconnected")
+        } catch let error as WyomingError {
+            logger.warning("wyoming connection closed: \(error)")
+        } catch let error as APIError {
+            logger.warning("wyoming connection refused: \(error.message)")
+        } catch {
+            logger.debug("wyoming connection ended", metadata: ["error": "\(error)"])
         }
-        try? await channel.close()
+        try? await connection.channel.close()
     }
 }
 
