@@ -49,7 +49,7 @@ public struct WyomingConfiguration: Sendable, Equatable {
     public func problem(host: String) -> String? {
         guard isEnabled else { return nil }
         for (name, port) in [("--wyoming-mic-port", micPort), ("--wyoming-snd-port", sndPort)] {
-            if let port, !(0...65535).contains(port) { return "\(name) must be 1-65535" }
+            if let port, !(0...65535).contains(port) { return "\(name) must be 1-65535 (0: any free port)" }
         }
         if let mic = micPort, let snd = sndPort, mic == snd, mic != 0 {
             return "--wyoming-mic-port and --wyoming-snd-port must differ"
