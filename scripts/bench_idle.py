@@ -44,6 +44,19 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def switches(pid):
+    """Context switches of all the server's threads so far: its wake-ups, repeatable on a noisy machine."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
 def rss_mb(pid):
     with open(f"/proc/{pid}/statm") as f:
         return int(f.read().split()[1]) * PAGE_MB
@@ -55,6 +68,7 @@ class Window:
     def __init__(self, pid):
         self.pid = pid
         self.ticks, self.time, self.cpu = cpu_ticks(pid), time.monotonic(), e2e.cpu_sample()
+        self.switches = switches(pid)
 
     def close(self):
         elapsed = time.monotonic() - self.time
@@ -63,6 +77,7 @@ class Window:
             "steal": e2e.steal_percent(self.cpu, e2e.cpu_sample()),
             "load": os.getloadavg()[0],
             "rss": rss_mb(self.pid),
+            "wakeups": (switches(self.pid) - self.switches) / elapsed,
         }
 
 
@@ -87,7 +102,7 @@ def status(server):
 
 
 def median_row(runs, **extra):
-    row = {key: round(statistics.median(r[key] for r in runs), 2) for key in ("cpu", "steal", "load", "rss")}
+    row = {key: round(statistics.median(r[key] for r in runs), 2) for key in ("cpu", "steal", "load", "rss", "wakeups")}
     row["cpu_runs"] = [round(r["cpu"], 2) for r in runs]
     row.update(extra)
     return row
@@ -240,8 +255,18 @@ def _latest_total(out_dir):
     return int(match.group(1))
 
 
-def markdown(result):
-    """The docs/bench-idle.md fragment for one result."""
+def markdown(result, before=None):
+    """The docs/bench-idle.md fragment for one result, with an earlier result's CPU beside it."""
+    before = before or {}
+
+    def earlier(key, field="cpu", over=None):
+        row = before.get(key)
+        if not row or field not in row:
+            return ""
+        if over and before.get(over):
+            return f"{row[field]:.2f} ({row[field] - before[over][field]:+.2f})"
+        return f"{row[field]:.2f}" if isinstance(row[field], float) else str(row[field])
+
     def cpu(key, over=None):
         row = result.get(key)
         if not row:
@@ -261,8 +286,8 @@ def markdown(result):
         "payload bytes any client received over the window divided by 32000 B/s x window. Playback sender:",
         "24 kHz s16le, 20 ms chunks on a real-time schedule. Device period 10 ms, buffer 40 ms.",
         "",
-        "| case | server CPU % (median) | runs | real time (min client) | RSS MB | steal % | target |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| case | server CPU % (median) | runs | real time (min client) | wake-ups/s | RSS MB | steal % | target | before: CPU % / real time / RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     rows = [
         ("loopback card, devices open, no client", "loopback_idle", None, "<= 0.2"),
@@ -282,22 +307,39 @@ def markdown(result):
         figure, steal = cpu(key, over)
         realtime = f"{100 * row['realtime_min']:.1f} %" if "realtime_min" in row else ""
         runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
-        lines.append(f"| {name} | {figure} | {runs} | {realtime} | {row['rss']:.0f} | {steal} | {target} |")
+        wakeups = f"{row['wakeups']:.0f}" if "wakeups" in row else ""
+        old = ""
+        if before.get(key):
+            old_row = before[key]
+            old = earlier(key, over=over)
+            if "realtime_min" in old_row:
+                old += f" / {100 * old_row['realtime_min']:.1f} %"
+            old += f" / {old_row['rss']:.0f}"
+        lines.append(f"| {name} | {figure} | {runs} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
     lines.append("")
+    lines += [
+        "*wake-ups/s*: context switches of all server threads per second (`/proc/PID/task/*/status`),",
+        "which unlike CPU time do not depend on what else the machine runs.",
+        "",
+    ]
     if "click_1" in result:
         lines += [
-            "| latency (pulse card) | p99, median of runs | runs | steal % | target |",
-            "| --- | --- | --- | --- | --- |",
+            "| latency (pulse card) | p99, median of runs | runs | steal % | target | before |",
+            "| --- | --- | --- | --- | --- | --- |",
         ]
         for name, key in (("capture to client, 1 client", "click_1"), ("capture to client, 500 clients", "click_500")):
-            row = result[key]
+            row = result.get(key)
+            if not row:
+                continue
             lines.append(f"| {name} | {row['p99_ms']} ms | {' / '.join(str(v) for v in row['p99_runs'])} | "
-                         f"{row['steal']} | <= 30 ms |")
-        pb = result["playback_latency"]
+                         f"{row['steal']} | <= 30 ms | {before.get(key, {}).get('p99_ms', '')} |")
+        pb = result.get("playback_latency") or {"post_p99_ms": "n/a", "post_p99_runs": [], "post_steal": "n/a",
+                                                "underruns": [], "xruns": [], "senders_steal": "n/a"}
         lines.append(f"| POST first byte to the card (100 uploads) | {pb['post_p99_ms']} ms | "
-                     f"{' / '.join(str(v) for v in pb['post_p99_runs'])} | {pb['post_steal']} | <= 60 ms |")
+                     f"{' / '.join(str(v) for v in pb['post_p99_runs'])} | {pb['post_steal']} | <= 60 ms | "
+                     f"{before.get('playback_latency', {}).get('post_p99_ms', '')} |")
         lines.append(f"| 8 jittered senders (0-15 ms), underruns / device xruns | "
-                     f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 |")
+                     f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 | |")
         lines += [
             "",
             "Capture to client: `scripts/bench_capture.py` (JSON clients, up to 5 of them measuring while the C",
@@ -327,15 +369,24 @@ def main():
     parser.add_argument("--json", type=pathlib.Path, help="write the raw figures here")
     parser.add_argument("--markdown", type=pathlib.Path, help="write the docs fragment here")
     parser.add_argument("--from-json", type=pathlib.Path, help="only render --markdown from saved figures")
+    parser.add_argument("--before", type=pathlib.Path, help="earlier figures (--json) to show beside these")
     parser.add_argument("--callgrind-seconds", type=float, default=10)
     parser.add_argument("--callgrind-clients", default="0,1,100")
-    parser.add_argument("--skip-callgrind", action="store_true")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count instructions per capture period (needs a valgrind that runs the binary)")
+    parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
     parser.add_argument("--callgrind-only", action="store_true")
     args = parser.parse_args()
     if args.from_json:
-        args.markdown.write_text(markdown(json.loads(args.from_json.read_text())))
+        earlier_result = json.loads(args.before.read_text()) if args.before else None
+        args.markdown.write_text(markdown(json.loads(args.from_json.read_text()), earlier_result))
         return
     loader = build_load_generator()
+    rows = set(filter(None, args.rows.split(",")))
+
+    def wanted(name):
+        return not rows or name in rows
+
     result = {"binary": str(args.binary), "seconds": args.seconds, "runs": args.runs,
               "machine": {"cores": os.cpu_count()}}
 
@@ -348,9 +399,12 @@ def main():
             server.pid = server.process.pid
             try:
                 time.sleep(2)
-                result["loopback_idle"] = idle_row(server, args)
-                result["loopback_capture1"] = capture_row(server, args, loader, 1)
-                result["loopback_playback1"] = playback_row(server, args)
+                if wanted("loopback_idle"):
+                    result["loopback_idle"] = idle_row(server, args)
+                if wanted("loopback_capture1"):
+                    result["loopback_capture1"] = capture_row(server, args, loader, 1)
+                if wanted("loopback_playback1"):
+                    result["loopback_playback1"] = playback_row(server, args)
             finally:
                 server.stop()
         with tempfile.TemporaryDirectory() as data:
@@ -360,24 +414,32 @@ def main():
             server.pid = server.process.pid
             try:
                 time.sleep(2)
-                result["pulse_idle"] = idle_row(server, args)
-                result["pulse_capture1"] = capture_row(server, args, loader, 1)
-                result["pulse_playback1"] = playback_row(server, args)
+                if wanted("pulse_idle"):
+                    result["pulse_idle"] = idle_row(server, args)
+                if wanted("pulse_capture1"):
+                    result["pulse_capture1"] = capture_row(server, args, loader, 1)
+                if wanted("pulse_playback1"):
+                    result["pulse_playback1"] = playback_row(server, args)
                 for clients in (100, 500, 1000):
-                    result[f"pulse_capture{clients}"] = capture_row(server, args, loader, clients)
-                result["click_1"] = click_row(server, args, 1)
-                result["click_500"] = click_row(server, args, 500)
-                result["playback_latency"] = playback_latency_row(server, args)
+                    if wanted(f"pulse_capture{clients}"):
+                        result[f"pulse_capture{clients}"] = capture_row(server, args, loader, clients)
+                if wanted("click_1"):
+                    result["click_1"] = click_row(server, args, 1)
+                if wanted("click_500"):
+                    result["click_500"] = click_row(server, args, 500)
+                if wanted("playback_latency"):
+                    result["playback_latency"] = playback_latency_row(server, args)
             finally:
                 server.stop()
         print(json.dumps(result), flush=True)
-    if not args.skip_callgrind:
+    if args.callgrind:
         counts = [int(n) for n in args.callgrind_clients.split(",")]
         result["callgrind"] = callgrind_counts(args, loader, counts, args.callgrind_seconds)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     if args.markdown:
-        args.markdown.write_text(markdown(result))
+        earlier_result = json.loads(args.before.read_text()) if args.before else None
+        args.markdown.write_text(markdown(result, earlier_result))
     print(json.dumps(result))
 
 
