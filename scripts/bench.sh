@@ -18,6 +18,7 @@ mkdir -p docs
 [[ -x scripts/bench-capture.sh ]] && scripts/bench-capture.sh || echo "bench: capture load benchmark failed or missing" >&2
 [[ -x scripts/bench-playback.sh ]] && scripts/bench-playback.sh || echo "bench: playback load benchmark failed or missing" >&2
 .venv/bin/python Tests/EndToEnd/check_churn.py --markdown docs/bench-churn.md >/dev/null || echo "bench: churn soak failed" >&2
+[[ -x scripts/bench-idle.sh ]] && scripts/bench-idle.sh >/dev/null || echo "bench: idle cost benchmark failed or missing" >&2
 [[ -x scripts/bench-voice.sh ]] && AUDIOGATE_BIN=.build/release/audiogate scripts/bench-voice.sh >/dev/null || echo "bench: voice processing benchmark failed or missing" >&2
 
 {
@@ -26,7 +27,7 @@ mkdir -p docs
     echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
     echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
     echo
-    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md; do
+    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md; do
         [[ -f "$part" ]] && { cat "$part"; echo; }
     done
 } > docs/benchmarks.md

@@ -12,6 +12,10 @@ fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)
 fi
+# Instruction counts per capture period in the idle benchmark (scripts/bench-idle.sh).
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    want+=(valgrind)
+fi
 
 missing=()
 for pkg in "${want[@]}"; do

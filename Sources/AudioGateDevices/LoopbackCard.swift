@@ -55,12 +55,15 @@ public final class LoopbackCard: Sendable {
             }
             let room = bufferFrames - Int(air.writePosition - now)
             let count = max(0, min(room, frames))
+            let start = air.writePosition
             air.samples.withUnsafeMutableBufferPointer { samples in
-                for frame in 0..<count {
-                    let slot = Int((air.writePosition + Int64(frame)) % capacityFrames) * channels
-                    for channel in 0..<channels {
-                        samples[slot + channel] = source[frame * channels + channel]
-                    }
+                // At most two runs (the ring wraps once): a copy each, not a division per frame.
+                var done = 0
+                while done < count {
+                    let slot = Int((start + Int64(done)) % capacityFrames)
+                    let run = min(count - done, Int(capacityFrames) - slot)
+                    (samples.baseAddress! + slot * channels).update(from: source + done * channels, count: run * channels)
+                    done += run
                 }
             }
             air.writePosition += Int64(count)
@@ -70,16 +73,20 @@ public final class LoopbackCard: Sendable {
 
     func read(into destination: UnsafeMutablePointer<Float>, from position: Int64, frames: Int) {
         let channels = Self.format.channels
+        destination.update(repeating: 0, count: frames * channels)
         air.withLock { air in
-            let oldest = air.writePosition - capacityFrames
+            // Only frames still in the air were played; the rest stay silent.
+            let first = max(position, air.writePosition - capacityFrames)
+            let end = min(position + Int64(frames), air.writePosition)
+            guard first < end else { return }
             air.samples.withUnsafeBufferPointer { samples in
-                for frame in 0..<frames {
-                    let absolute = position + Int64(frame)
-                    let played = absolute < air.writePosition && absolute >= oldest
-                    let slot = Int(absolute % capacityFrames) * channels
-                    for channel in 0..<channels {
-                        destination[frame * channels + channel] = played ? samples[slot + channel] : 0
-                    }
+                var absolute = first
+                while absolute < end {
+                    let slot = Int(absolute % capacityFrames)
+                    let run = min(Int(end - absolute), Int(capacityFrames) - slot)
+                    (destination + Int(absolute - position) * channels).update(
+                        from: samples.baseAddress! + slot * channels, count: run * channels)
+                    absolute += Int64(run)
                 }
             }
         }

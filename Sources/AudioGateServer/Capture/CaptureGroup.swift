@@ -61,7 +61,7 @@ final class CaptureGroup {
     /// Converts one hardware period to this group's format and appends it to every subscriber.
     func process(
         _ samples: UnsafeBufferPointer<Float>, frames: Int, hardware: AudioFormat, timestamp: UInt64, ready: UInt64,
-        scratch: CaptureScratch
+        scratch: CaptureScratch, drains: UnsafeMutablePointer<CaptureDrains>? = nil
     ) {
         guard !subscribers.isEmpty, frames > 0 else { return }
         prepare(for: hardware)
@@ -104,7 +104,7 @@ final class CaptureGroup {
         let bytes = UnsafeBufferPointer(rebasing: scratch.encoded[0..<byteCount])
         let nanosecondsPerFrame = 1e9 / Double(format.rate)
         for subscriber in subscribers {
-            subscriber.append(bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, ready: ready)
+            subscriber.append(bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, ready: ready, drains: drains)
         }
     }
 }

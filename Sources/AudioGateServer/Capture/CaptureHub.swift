@@ -1,6 +1,7 @@
 import AudioGateCore
 import AudioGateDevices
 import Logging
+import NIOCore
 import Synchronization
 
 /// Receives every captured period on the capture thread and fans it out to subscribers.
@@ -20,6 +21,8 @@ public final class CaptureHub: CaptureSink {
         /// Set when frames were lost (xrun, outage); the next period's timestamp measures the gap.
         var discontinuity = false
         var expectedNext: UInt64?
+        /// The event loops this period's chunks go to, each woken once when the period is done.
+        var drains = CaptureDrains()
     }
 
     /// What readers (status, metrics) see without touching the capture thread's lock.
@@ -37,6 +40,8 @@ public final class CaptureHub: CaptureSink {
     /// Every subscriber, for status; never touched by the capture thread.
     private let members = Mutex<[CaptureSubscriber]>([])
     private let nextID = Atomic<Int>(1)
+    /// One batch per NIO event loop that has WebSocket capture clients (event loops are few and fixed).
+    private let loopDrains = Mutex<[ObjectIdentifier: CaptureDrain]>([:])
     private let limits: ServerConfiguration.Limits
     private let quality: Resampler.Quality
     let metrics: CaptureMetrics
@@ -86,15 +91,20 @@ public final class CaptureHub: CaptureSink {
                 core.level.reset()
                 core.levelFrames = 0
             }
-            for group in core.groups {
-                group.process(
-                    samples, frames: frames, hardware: format, timestamp: timestamp, ready: ready,
-                    scratch: core.scratch)
-                if let level {
-                    for subscriber in group.subscribers where subscriber.parameters.levels {
-                        subscriber.deliverLevel(rms: level.rms, peak: level.peak)
+            let groups = core.groups
+            let scratch = core.scratch
+            withUnsafeMutablePointer(to: &core.drains) { drains in
+                for group in groups {
+                    group.process(
+                        samples, frames: frames, hardware: format, timestamp: timestamp, ready: ready,
+                        scratch: scratch, drains: drains)
+                    if let level {
+                        for subscriber in group.subscribers where subscriber.parameters.levels {
+                            subscriber.deliverLevel(rms: level.rms, peak: level.peak, drains: drains)
+                        }
                     }
                 }
+                drains.pointee.schedule()
             }
             return (level, lost)
         }
@@ -156,12 +166,19 @@ public final class CaptureHub: CaptureSink {
     ///
     /// Recordings pass their own queue length and are neither counted against the client limit nor
     /// listed among the clients.
+    /// With `channel` (a WebSocket) the subscriber writes to it from its event loop, batched per
+    /// device period (see `CaptureChannelWriter`); its writer must then be started on that loop.
     public func subscribe(
-        _ parameters: CaptureParameters, transport: CaptureSubscriber.Transport, queueMilliseconds: Int? = nil
+        _ parameters: CaptureParameters, transport: CaptureSubscriber.Transport, queueMilliseconds: Int? = nil,
+        channel: (any Channel)? = nil
     ) throws(APIError) -> CaptureSubscriber {
+        let writer = channel.map {
+            CaptureChannelWriter(
+                channel: $0, drain: drain(for: $0.eventLoop), json: parameters.encoding == .json, metrics: metrics)
+        }
         let subscriber = CaptureSubscriber(
             id: nextID.add(1, ordering: .relaxed).oldValue, parameters: parameters, transport: transport,
-            queueMilliseconds: queueMilliseconds ?? limits.captureQueueMilliseconds)
+            queueMilliseconds: queueMilliseconds ?? limits.captureQueueMilliseconds, writer: writer)
         if transport != .recording {
             try members.withLock { members throws(APIError) in
                 guard members.count < limits.maxCaptureClients else {
@@ -203,6 +220,16 @@ public final class CaptureHub: CaptureSink {
             }
             group.subscribers.append(subscriber)
             if core.deviceLost { subscriber.deliver(.lost) }
+        }
+    }
+
+    private func drain(for eventLoop: any EventLoop) -> CaptureDrain {
+        loopDrains.withLock { drains in
+            let key = ObjectIdentifier(eventLoop)
+            if let drain = drains[key] { return drain }
+            let drain = CaptureDrain(eventLoop: eventLoop)
+            drains[key] = drain
+            return drain
         }
     }
 

@@ -3,9 +3,11 @@ import Synchronization
 
 /// One capture client's bounded queue of encoded audio plus its pending events.
 ///
-/// The capture thread appends (never waiting on the client); the client's writer task awaits
-/// `next(into:)`. When the queue holds more than its bound, whole chunks are dropped from the old
-/// end, so chunks stay aligned and the client learns the amount from an `overrun` event.
+/// The capture thread appends (never waiting on the client). A WebSocket client has a `writer`:
+/// its event loop drains the queue in the batch of its `CaptureDrain`, once per device period for
+/// all its clients; HTTP streams and recordings await `next(into:)` instead. When the queue holds
+/// more than its bound, whole chunks are dropped from the old end, so chunks stay aligned and the
+/// client learns the amount from an `overrun` event.
 public final class CaptureSubscriber: Sendable {
     /// How the client is connected (for status).
     public enum Transport: String, Sendable {
@@ -55,6 +57,12 @@ public final class CaptureSubscriber: Sendable {
         var pendingLevel: (rms: Double, peak: Double)?
         var voiceEvents: [(speech: Bool, timestamp: UInt64)] = []
         var waiter: CheckedContinuation<Void, Never>?
+        /// Resumed once, when the subscriber is closed (`waitUntilClosed`).
+        var closeWaiter: CheckedContinuation<Void, Never>?
+        /// The writer has started draining (its start message is out); before that audio only queues.
+        var live = false
+        /// The subscriber sits in its drain's pending batch; cleared when a drain starts.
+        var drainRequested = false
         var closed = false
         /// No more audio is taken; what is queued is still handed out, then `next` returns nil.
         var finishing = false
@@ -70,6 +78,13 @@ public final class CaptureSubscriber: Sendable {
             defer { waiter = nil }
             return waiter
         }
+
+        /// Whether a writer subscriber must be handed to its drain now (at most once until it drains).
+        mutating func requestDrain() -> Bool {
+            guard live, !drainRequested, !closed else { return false }
+            drainRequested = true
+            return true
+        }
     }
 
     /// A number unique within the server, for status.
@@ -81,11 +96,17 @@ public final class CaptureSubscriber: Sendable {
     /// Complete chunks the queue holds before dropping the oldest.
     public let capacityChunks: Int
     let chunkBytes: Int
+    /// Writes this client's socket from its event loop; nil for subscribers that await `next(into:)`.
+    let writer: CaptureChannelWriter?
     private let state: Mutex<State>
 
     /// A queue of `queueMilliseconds` of audio, rounded up to whole chunks (at least 2).
-    init(id: Int, parameters: CaptureParameters, transport: Transport, queueMilliseconds: Int) {
+    init(
+        id: Int, parameters: CaptureParameters, transport: Transport, queueMilliseconds: Int,
+        writer: CaptureChannelWriter? = nil
+    ) {
         self.id = id
+        self.writer = writer
         self.parameters = parameters
         self.transport = transport
         let chunks = (max(queueMilliseconds, 1) + parameters.chunkMilliseconds - 1) / parameters.chunkMilliseconds
@@ -107,13 +128,19 @@ public final class CaptureSubscriber: Sendable {
     /// Appends encoded frames whose first frame was captured at `start` (monotonic ns).
     ///
     /// Called on the capture thread: takes this subscriber's lock briefly and never waits on the client.
-    func append(_ bytes: UnsafeBufferPointer<UInt8>, start: Double, nanosecondsPerFrame: Double, ready: UInt64) {
+    /// With `drains` (the capture thread's period batch) a writer's drain is only collected, and
+    /// scheduled once for the whole period; without (the voice thread) it is scheduled at once.
+    func append(
+        _ bytes: UnsafeBufferPointer<UInt8>, start: Double, nanosecondsPerFrame: Double, ready: UInt64,
+        drains: UnsafeMutablePointer<CaptureDrains>? = nil
+    ) {
         let bytesPerFrame = parameters.format.bytesPerFrame
         let chunkFrames = parameters.chunkFrames
         let lent = LentBuffer(bytes)
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let hasWriter = writer != nil
+        let (waiter, drain) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
             let bytes = lent.readOnly
-            guard !state.closed, !state.finishing, let base = bytes.baseAddress else { return nil }
+            guard !state.closed, !state.finishing, let base = bytes.baseAddress else { return (nil, false) }
             var offset = 0
             var completed = false
             while offset < bytes.count {
@@ -140,42 +167,63 @@ public final class CaptureSubscriber: Sendable {
                     state.droppedChunks += 1
                 }
             }
-            guard completed else { return nil }
-            return state.takeWaiter()
+            guard completed else { return (nil, false) }
+            if hasWriter { return (nil, state.requestDrain()) }
+            return (state.takeWaiter(), false)
         }
         waiter?.resume()
+        if drain { requestDrain(drains) }
+    }
+
+    /// Hands this subscriber to its event loop's drain: into the period's batch, or scheduled now.
+    private func requestDrain(_ drains: UnsafeMutablePointer<CaptureDrains>?) {
+        guard let writer else { return }
+        if let drains {
+            drains.pointee.add(self, to: writer.drain)
+        } else {
+            writer.drain.request(self)
+        }
+    }
+
+    /// Wakes whoever hands this subscriber's events out: the waiting task, or the writer's drain.
+    private func wake(_ waiter: CheckedContinuation<Void, Never>?, drain: Bool, _ drains: UnsafeMutablePointer<CaptureDrains>? = nil) {
+        waiter?.resume()
+        if drain { requestDrain(drains) }
     }
 
     /// Queues a device event (deduplicated against the last queued one).
-    func deliver(_ device: DeviceMessage.State) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.deviceEvents.last?.state != device else { return nil }
+    func deliver(_ device: DeviceMessage.State, drains: UnsafeMutablePointer<CaptureDrains>? = nil) {
+        let hasWriter = writer != nil
+        let (waiter, drain) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+            guard state.deviceEvents.last?.state != device else { return (nil, false) }
             // A client that never reads must not grow this list: only the newest few matter.
             if state.deviceEvents.count >= 8 { state.deviceEvents.removeFirst() }
             state.deviceEvents.append((device, state.completedChunks))
-            return state.takeWaiter()
+            return hasWriter ? (nil, state.requestDrain()) : (state.takeWaiter(), false)
         }
-        waiter?.resume()
+        wake(waiter, drain: drain, drains)
     }
 
     /// Offers the newest level reading (replacing one not yet sent).
-    func deliverLevel(rms: Double, peak: Double) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+    func deliverLevel(rms: Double, peak: Double, drains: UnsafeMutablePointer<CaptureDrains>? = nil) {
+        let hasWriter = writer != nil
+        let (waiter, drain) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
             state.pendingLevel = (rms, peak)
-            return state.takeWaiter()
+            return hasWriter ? (nil, state.requestDrain()) : (state.takeWaiter(), false)
         }
-        waiter?.resume()
+        wake(waiter, drain: drain, drains)
     }
 
     /// Queues a voice activity event (from the voice processing thread).
     func deliverVoice(speech: Bool, timestamp: UInt64) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let hasWriter = writer != nil
+        let (waiter, drain) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
             // A client that never reads must not grow this list: only the newest few matter.
             if state.voiceEvents.count >= 8 { state.voiceEvents.removeFirst() }
             state.voiceEvents.append((speech, timestamp))
-            return state.takeWaiter()
+            return hasWriter ? (nil, state.requestDrain()) : (state.takeWaiter(), false)
         }
-        waiter?.resume()
+        wake(waiter, drain: drain)
     }
 
     // MARK: - Writer side
@@ -187,42 +235,7 @@ public final class CaptureSubscriber: Sendable {
         if buffer.count != chunkBytes { buffer = [UInt8](repeating: 0, count: chunkBytes) }
         while true {
             if Task.isCancelled { return nil }
-            let event = buffer.withUnsafeMutableBufferPointer { pointer in
-                let lent = LentBuffer(pointer)
-                return state.withLock { state -> Event?? in
-                    let destination = lent.buffer
-                    if state.closed { return .some(nil) }
-                    if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
-                        return Event.device(state.deviceEvents.removeFirst().state)
-                    }
-                    if state.pendingDroppedFrames > 0 {
-                        let frames = state.pendingDroppedFrames
-                        state.pendingDroppedFrames = 0
-                        let milliseconds = parameters.format.milliseconds(forFrames: frames)
-                        return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
-                    }
-                    if !state.voiceEvents.isEmpty {
-                        let voice = state.voiceEvents.removeFirst()
-                        return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
-                    }
-                    if let level = state.pendingLevel {
-                        state.pendingLevel = nil
-                        return Event.level(rms: level.rms, peak: level.peak)
-                    }
-                    if !state.stamps.isEmpty {
-                        state.bytes.read(into: destination)
-                        var stamp = ChunkStamp(start: 0, ready: 0)
-                        withUnsafeMutablePointer(to: &stamp) {
-                            _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
-                        }
-                        let seq = state.handedOut
-                        state.handedOut += 1
-                        return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
-                    }
-                    if state.finishing { return .some(nil) }
-                    return nil
-                }
-            }
+            let event = buffer.withUnsafeMutableBufferPointer { take(into: $0) }
             if let event { return event }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -239,6 +252,71 @@ public final class CaptureSubscriber: Sendable {
         }
     }
 
+    /// The next event without waiting: `.some(nil)` once the stream has ended, nil when nothing is
+    /// queued. A chunk's bytes are copied into `destination` (at least `chunkBytes` long).
+    func take(into destination: UnsafeMutableBufferPointer<UInt8>) -> Event?? {
+        let lent = LentBuffer(destination)
+        return state.withLock { state -> Event?? in
+            // Exactly one chunk: the caller's buffer may be larger.
+            let destination = UnsafeMutableBufferPointer(rebasing: lent.buffer[0..<chunkBytes])
+            if state.closed { return .some(nil) }
+            if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
+                return Event.device(state.deviceEvents.removeFirst().state)
+            }
+            if state.pendingDroppedFrames > 0 {
+                let frames = state.pendingDroppedFrames
+                state.pendingDroppedFrames = 0
+                let milliseconds = parameters.format.milliseconds(forFrames: frames)
+                return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
+            }
+            if !state.voiceEvents.isEmpty {
+                let voice = state.voiceEvents.removeFirst()
+                return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
+            }
+            if let level = state.pendingLevel {
+                state.pendingLevel = nil
+                return Event.level(rms: level.rms, peak: level.peak)
+            }
+            if !state.stamps.isEmpty {
+                state.bytes.read(into: destination)
+                var stamp = ChunkStamp(start: 0, ready: 0)
+                withUnsafeMutablePointer(to: &stamp) {
+                    _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
+                }
+                let seq = state.handedOut
+                state.handedOut += 1
+                return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
+            }
+            if state.finishing { return .some(nil) }
+            return nil
+        }
+    }
+
+    /// Starts a writer's draining (its start message is out) and says whether anything is queued.
+    func goLive() -> Bool {
+        state.withLock { state in
+            state.live = true
+            return state.hasWork
+        }
+    }
+
+    /// Called by the drain before it takes events: appends from here on request a new drain.
+    func drainStarted() {
+        state.withLock { $0.drainRequested = false }
+    }
+
+    /// Returns once the subscriber is closed (by the hub, the connection or graceful shutdown).
+    func waitUntilClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let closed = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.closeWaiter = continuation
+                return false
+            }
+            if closed { continuation.resume() }
+        }
+    }
+
     /// Takes no more audio, but hands out the complete chunks already queued before `next` returns nil:
     /// a recording stopped by request keeps everything captured up to the request.
     public func finish() {
@@ -251,11 +329,13 @@ public final class CaptureSubscriber: Sendable {
 
     /// Ends the stream: a waiting `next` returns nil and appends are ignored.
     public func close() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (waiter, closeWaiter) = state.withLock { state in
             state.closed = true
-            return state.takeWaiter()
+            defer { state.closeWaiter = nil }
+            return (state.takeWaiter(), state.closeWaiter)
         }
         waiter?.resume()
+        closeWaiter?.resume()
     }
 
     // MARK: - Status

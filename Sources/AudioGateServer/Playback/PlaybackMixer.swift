@@ -63,6 +63,11 @@ public final class PlaybackMixer: PlaybackSource {
                 // Only on the first period after an open with a larger period: not the steady path.
                 state.scratch = PlaybackScratch(capacity: samples)
             }
+            guard !streams.isEmpty else {
+                // Nothing plays: the zeroed period is the output, so idle costs no mixing.
+                state.gain = volume.targetGain
+                return
+            }
             let scratch = state.scratch.buffer
             for stream in streams {
                 let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)

@@ -44,6 +44,12 @@ struct PlaybackSocket {
         var carry: [UInt8] = []
         let mixFormat = mixer.mixFormatProvider
         func queue(_ bytes: some Collection<UInt8>) async throws {
+            if carry.isEmpty, bytes.count % bytesPerFrame == 0 {
+                // The usual message, whole frames with nothing carried over: one copy, straight in.
+                guard !bytes.isEmpty else { return }
+                _ = try await stream.enqueue(Array(bytes), format: format, mixFormat: mixFormat)
+                return
+            }
             var pending = carry
             pending.append(contentsOf: bytes)
             let whole = pending.count - pending.count % bytesPerFrame

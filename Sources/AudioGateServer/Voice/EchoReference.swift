@@ -48,10 +48,18 @@ public final class EchoReference: Sendable {
             let channels = format.channels
             let scale = 1 / Float(channels)
             state.samples.withUnsafeMutableBufferPointer { ring in
-                for frame in 0..<frames {
-                    var sum: Float = 0
-                    for channel in 0..<channels { sum += output[frame * channels + channel] }
-                    ring[Int((startFrame &+ UInt64(frame)) % UInt64(capacity))] = sum * scale
+                // In runs up to the ring's end: one division per run, not per frame.
+                var frame = 0
+                while frame < frames {
+                    let slot = Int((startFrame &+ UInt64(frame)) % UInt64(capacity))
+                    let run = min(frames - frame, capacity - slot)
+                    for index in 0..<run {
+                        let base = (frame + index) * channels
+                        var sum: Float = 0
+                        for channel in 0..<channels { sum += output[base + channel] }
+                        ring[slot + index] = sum * scale
+                    }
+                    frame += run
                 }
             }
             state.endFrame = startFrame &+ UInt64(frames)

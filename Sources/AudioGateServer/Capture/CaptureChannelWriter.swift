@@ -1,0 +1,97 @@
+import AudioGateCore
+import NIOCore
+import NIOWebSocket
+
+/// Writes one capture WebSocket's events straight to its NIO channel, on the channel's event loop.
+///
+/// There is no task per client: the client's `CaptureDrain` calls `drain` once per device period
+/// for every client of the event loop, and each socket gets its frames and one flush. A socket that
+/// is not writable is left alone; its audio waits in the subscriber's bounded queue (oldest chunks
+/// dropped beyond the bound, reported as `overrun`) and the next period tries again.
+final class CaptureChannelWriter: Sendable {
+    /// The client's connection.
+    let channel: any Channel
+    /// The batch of the channel's event loop.
+    let drain: CaptureDrain
+    private let json: Bool
+    private let metrics: CaptureMetrics
+    /// A buffer left over from a drain that found no chunk, reused by the next one.
+    private let spare: NIOLoopBoundBox<ByteBuffer?>
+
+    init(channel: any Channel, drain: CaptureDrain, json: Bool, metrics: CaptureMetrics) {
+        self.channel = channel
+        self.drain = drain
+        self.json = json
+        self.metrics = metrics
+        spare = .makeEmptyBox(valueType: ByteBuffer.self, eventLoop: channel.eventLoop)
+    }
+
+    /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
+    func start(_ subscriber: CaptureSubscriber, message: String) {
+        channel.write(text(message), promise: nil)
+        if subscriber.goLive() {
+            drain(subscriber)
+        } else {
+            channel.flush()
+        }
+    }
+
+    /// Writes every queued event while the socket takes more; on the event loop.
+    func drain(_ subscriber: CaptureSubscriber) {
+        subscriber.drainStarted()
+        let chunkBytes = subscriber.chunkBytes
+        var wrote = false
+        defer { if wrote { channel.flush() } }
+        while channel.isWritable {
+            var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes)
+            spare.value = nil
+            buffer.clear()
+            var taken: CaptureSubscriber.Event?? = nil
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw in
+                taken = subscriber.take(into: raw.bindMemory(to: UInt8.self))
+                if case .chunk = taken { return chunkBytes }
+                return 0
+            }
+            guard case .some(.some(let event)) = taken else {
+                spare.value = buffer
+                return
+            }
+            wrote = true
+            switch event {
+            case .chunk(let seq, let timestamp, let ready):
+                if json {
+                    let message = buffer.withUnsafeReadableBytes { pcm in
+                        AudioMessage.json(seq: seq, timestampMs: Double(timestamp) / 1e6, pcm: pcm)
+                    }
+                    buffer.clear()
+                    spare.value = buffer
+                    channel.write(text(message), promise: nil)
+                } else {
+                    channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
+                }
+                let now = MonotonicClock.nowNanoseconds()
+                metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+            case .overrun(let milliseconds):
+                spare.value = buffer
+                metrics.recordDropped(milliseconds: milliseconds)
+                channel.write(text(OverrunMessage(droppedMs: milliseconds).json()), promise: nil)
+            case .device(let state):
+                spare.value = buffer
+                channel.write(text(DeviceMessage(state: state).json()), promise: nil)
+            case .level(let rms, let peak):
+                spare.value = buffer
+                channel.write(text(LevelMessage(rmsDBFS: rms, peakDBFS: peak).json()), promise: nil)
+            case .voice(let speech, let timestamp):
+                spare.value = buffer
+                let state: VoiceActivityMessage.State = speech ? .speech : .silence
+                channel.write(
+                    text(VoiceActivityMessage(state: state, timestampMs: Double(timestamp) / 1e6).json()),
+                    promise: nil)
+            }
+        }
+    }
+
+    private func text(_ string: String) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: string))
+    }
+}

@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+"""Idle and per-client cost of audiogate: server CPU, RSS and latency rows, optionally callgrind counts.
+
+    .venv/bin/python scripts/bench_idle.py --binary .build/release/audiogate --markdown docs/bench-idle.md
+    .venv/bin/python scripts/bench_idle.py --binary ... --callgrind-only   # instruction counts alone
+
+CPU is the server process's utime+stime from /proc/PID/stat over a window, in % of one core; every
+figure is the median of --runs windows and has the hypervisor steal of its windows beside it.
+Capture clients are one C epoll process (scripts/capture_load.c, built into .build/) that counts the
+binary payload each client receives, so its own cost stays far below the server's. Playback senders
+and the latency rows reuse scripts/bench_playback.py and scripts/bench_capture.py.
+
+The PulseAudio card must be running (scripts/test-card.sh start, or a private one via PULSE_SERVER).
+"""
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests/EndToEnd"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import e2e  # noqa: E402
+import bench_playback  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1e6
+CAPTURE_PATH = "/v1/capture?rate=16000&chunk_ms=20"
+CAPTURE_BYTES_PER_SECOND = 16000 * 2
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def switches(pid):
+    """Context switches of all the server's threads so far: its wake-ups, repeatable on a noisy machine."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * PAGE_MB
+
+
+class Window:
+    """Server CPU % of one core, steal % and load average over one measured interval."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.ticks, self.time, self.cpu = cpu_ticks(pid), time.monotonic(), e2e.cpu_sample()
+        self.switches = switches(pid)
+
+    def close(self):
+        elapsed = time.monotonic() - self.time
+        return {
+            "cpu": 100 * (cpu_ticks(self.pid) - self.ticks) / CLK_TCK / elapsed,
+            "steal": e2e.steal_percent(self.cpu, e2e.cpu_sample()),
+            "load": os.getloadavg()[0],
+            "rss": rss_mb(self.pid),
+            "wakeups": (switches(self.pid) - self.switches) / elapsed,
+        }
+
+
+def build_load_generator():
+    out = ROOT / ".build/capture-load"
+    source = ROOT / "scripts/capture_load.c"
+    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
+        out.parent.mkdir(exist_ok=True)
+        subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
+    return out
+
+
+def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
+    return subprocess.Popen(
+        [str(binary), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
+        stdout=subprocess.PIPE, text=True)
+
+
+def status(server):
+    with urllib.request.urlopen(server.base + "/v1/status", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def median_row(runs, **extra):
+    row = {key: round(statistics.median(r[key] for r in runs), 2) for key in ("cpu", "steal", "load", "rss", "wakeups")}
+    row["cpu_runs"] = [round(r["cpu"], 2) for r in runs]
+    row.update(extra)
+    return row
+
+
+def idle_row(server, args):
+    runs = []
+    for _ in range(args.runs):
+        window = Window(server.pid)
+        time.sleep(args.seconds)
+        runs.append(window.close())
+    return median_row(runs)
+
+
+def capture_row(server, args, loader, clients):
+    runs, ratios = [], []
+    warmup = 3 + clients / 200
+    for _ in range(args.runs):
+        load = start_load(loader, server.port, clients, warmup, args.seconds)
+        time.sleep(warmup)
+        window = Window(server.pid)
+        time.sleep(args.seconds)
+        runs.append(window.close())
+        result = json.loads(load.communicate(timeout=60)[0])
+        if result["connected"] != clients or result["open_at_end"] != clients:
+            print(f"bench-idle: {clients} clients: {result}", file=sys.stderr)
+        ratios.append(result["bytes_min"] / (CAPTURE_BYTES_PER_SECOND * result["seconds"]))
+        time.sleep(1)
+    return median_row(runs, realtime_min=round(min(ratios), 4))
+
+
+def playback_row(server, args):
+    runs = []
+    ws_url = server.base.replace("http://", "ws://", 1) + "/v1/playback"
+    for index in range(args.runs):
+        sender = threading.Thread(target=lambda i=index: asyncio.run(bench_playback.stream_client(
+            ws_url, f"idle{i}", 440, 24000, args.seconds + 4, 20, 0, i)))
+        sender.start()
+        time.sleep(2)
+        window = Window(server.pid)
+        time.sleep(args.seconds)
+        runs.append(window.close())
+        sender.join()
+        time.sleep(1)
+    return median_row(runs)
+
+
+def click_row(server, args, clients):
+    """Capture-to-client delay p99 (bench_capture.py, JSON clients) with `clients` connected in all."""
+    p99s, steals = [], []
+    probes = min(clients, 5)
+    loader = build_load_generator()
+    for _ in range(args.runs):
+        load = None
+        if clients > probes:
+            load = start_load(loader, server.port, clients - probes, 1, args.seconds + 8)
+            time.sleep(3 + clients / 200)
+        before = e2e.cpu_sample()
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "scripts/bench_capture.py"),
+             "--url", f"ws://127.0.0.1:{server.port}/v1/capture?rate=16000&chunk_ms=20&encoding=json",
+             "--clients", str(probes), "--seconds", str(args.seconds)],
+            capture_output=True, text=True, check=True).stdout
+        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+        p99s.append(json.loads(out)["delay_ms_p99"])
+        if load:
+            load.communicate(timeout=60)
+        time.sleep(1)
+    return {"p99_ms": round(statistics.median(p99s), 1), "p99_runs": p99s,
+            "steal": round(statistics.median(steals), 2)}
+
+
+def playback_latency_row(server, args):
+    results = []
+    for _ in range(args.runs):
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "scripts/bench_playback.py"), "--url", server.base,
+             "--streams", "8", "--seconds", str(args.seconds), "--posts", "100", "--clears", "0",
+             "--server-pid", str(server.pid)],
+            capture_output=True, text=True, check=True).stdout
+        results.append(json.loads(out))
+    latency = [r["post_latency"]["latency"]["p99_ms"] for r in results]
+    return {
+        "post_p99_ms": round(statistics.median(latency), 1), "post_p99_runs": latency,
+        "post_steal": round(statistics.median(r["post_latency"]["steal_percent"] for r in results), 2),
+        "underruns": [r["concurrent"]["underruns"] for r in results],
+        "xruns": [r["concurrent"]["device_xruns"] for r in results],
+        "senders_steal": round(statistics.median(r["concurrent"]["steal_percent"] for r in results), 2),
+    }
+
+
+def callgrind_counts(args, loader, clients_list, seconds):
+    """Instructions per capture period (loopback card, 10 ms) with N binary capture clients."""
+    rows = {}
+    port = e2e.free_port()
+    out_dir = tempfile.mkdtemp(prefix="bench-idle-callgrind-")
+    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out.%p",
+            str(args.binary), "serve", "--device", "loopback", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", out_dir]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+
+    def frames():
+        with urllib.request.urlopen(base + "/v1/status", timeout=30) as r:
+            return json.loads(r.read())["capture"]["device"]["frames"]
+
+    try:
+        if not e2e.wait_for(lambda: _healthy(base), 120):
+            raise RuntimeError("server under callgrind did not start")
+        time.sleep(3)
+        for clients in clients_list:
+            load = start_load(loader, port, clients, 0, seconds + 20 + clients / 5) if clients else None
+            time.sleep(5 + clients / 5)
+            subprocess.run(["callgrind_control", "-z", str(server.pid)], check=True, capture_output=True)
+            first = frames()
+            time.sleep(seconds)
+            last = frames()
+            dump = subprocess.run(["callgrind_control", "-d", f"n{clients}", str(server.pid)],
+                                  check=True, capture_output=True, text=True)
+            instructions = _latest_total(out_dir)
+            periods = (last - first) / 480
+            rows[clients] = {"instructions_per_period": round(instructions / periods) if periods else None,
+                             "periods": round(periods)}
+            if load:
+                load.kill()
+                load.wait()
+            time.sleep(2)
+            del dump
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return rows
+
+
+def _healthy(base):
+    try:
+        with urllib.request.urlopen(base + "/healthz", timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def _latest_total(out_dir):
+    dumps = sorted(pathlib.Path(out_dir).glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
+    text = dumps[-1].read_text(errors="replace")
+    match = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
+    return int(match.group(1))
+
+
+def markdown(result, before=None):
+    """The docs/bench-idle.md fragment for one result, with an earlier result's CPU beside it."""
+    before = before or {}
+
+    def earlier(key, field="cpu", over=None):
+        row = before.get(key)
+        if not row or field not in row:
+            return ""
+        if over and before.get(over):
+            return f"{row[field]:.2f} ({row[field] - before[over][field]:+.2f})"
+        return f"{row[field]:.2f}" if isinstance(row[field], float) else str(row[field])
+
+    def cpu(key, over=None):
+        row = result.get(key)
+        if not row:
+            return "n/a", "n/a"
+        figure = f"{row['cpu']:.2f}"
+        if over and result.get(over):
+            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle)"
+        return figure, f"{row['steal']:.2f} ({row['load']:.1f})"
+
+    lines = [
+        "## Idle and per-client cost",
+        "",
+        f"`scripts/bench-idle.sh`: release build, server CPU in % of one core (utime+stime from `/proc/PID/stat`),",
+        f"median of {result['runs']} windows of {result['seconds']:.0f} s each; steal is the hypervisor's share of the",
+        "whole machine over the same windows (`/proc/stat`). Capture clients: 16 kHz mono s16le, 20 ms chunks,",
+        "binary WebSocket, from one C epoll process (`scripts/capture_load.c`); *real time* is the fewest",
+        "payload bytes any client received over the window divided by 32000 B/s x window. Playback sender:",
+        "24 kHz s16le, 20 ms chunks on a real-time schedule. Device period 10 ms, buffer 40 ms.",
+        "",
+        "| case | server CPU % (median) | runs | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    rows = [
+        ("loopback card, devices open, no client", "loopback_idle", None, "<= 0.2"),
+        ("loopback + 1 capture client", "loopback_capture1", "loopback_idle", "<= 0.3 over idle"),
+        ("loopback + 1 playback sender", "loopback_playback1", "loopback_idle", "<= 0.3 over idle"),
+        ("pulse card, devices open, no client", "pulse_idle", None, ""),
+        ("pulse + 1 capture client", "pulse_capture1", "pulse_idle", ""),
+        ("pulse + 1 playback sender", "pulse_playback1", "pulse_idle", ""),
+        ("pulse + 100 capture clients", "pulse_capture100", None, ""),
+        ("pulse + 500 capture clients", "pulse_capture500", None, "<= 25 %, <= 100 MB"),
+        ("pulse + 1000 capture clients", "pulse_capture1000", None, "<= 50 %, every client >= 97 % real time"),
+    ]
+    for name, key, over, target in rows:
+        row = result.get(key)
+        if not row:
+            continue
+        figure, steal = cpu(key, over)
+        realtime = f"{100 * row['realtime_min']:.1f} %" if "realtime_min" in row else ""
+        runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
+        wakeups = f"{row['wakeups']:.0f}" if "wakeups" in row else ""
+        old = ""
+        if before.get(key):
+            old_row = before[key]
+            old = earlier(key, over=over)
+            if "realtime_min" in old_row:
+                old += f" / {100 * old_row['realtime_min']:.1f} %"
+            old += f" / {old_row['rss']:.0f}"
+        lines.append(f"| {name} | {figure} | {runs} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
+    lines.append("")
+    lines += [
+        "*before*: the same rows on the code before the batched capture fan-out (`docs/bench-idle-before.json`,",
+        "measured while other builds ran on the machine: load average 2-9; wake-ups were not yet recorded).",
+        "*wake-ups/s*: context switches of all server threads per second (`/proc/PID/task/*/status`),",
+        "which unlike CPU time do not depend on what else the machine runs.",
+        "",
+    ]
+    if "click_1" in result:
+        lines += [
+            "| latency (pulse card) | p99, median of runs | runs | steal % | target | before |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, key in (("capture to client, 1 client", "click_1"), ("capture to client, 500 clients", "click_500")):
+            row = result.get(key)
+            if not row:
+                continue
+            lines.append(f"| {name} | {row['p99_ms']} ms | {' / '.join(str(v) for v in row['p99_runs'])} | "
+                         f"{row['steal']} | <= 30 ms | {before.get(key, {}).get('p99_ms', '')} |")
+        pb = result.get("playback_latency") or {"post_p99_ms": "n/a", "post_p99_runs": [], "post_steal": "n/a",
+                                                "underruns": [], "xruns": [], "senders_steal": "n/a"}
+        lines.append(f"| POST first byte to the card (100 uploads) | {pb['post_p99_ms']} ms | "
+                     f"{' / '.join(str(v) for v in pb['post_p99_runs'])} | {pb['post_steal']} | <= 60 ms | "
+                     f"{before.get('playback_latency', {}).get('post_p99_ms', '')} |")
+        lines.append(f"| 8 jittered senders (0-15 ms), underruns / device xruns | "
+                     f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 | |")
+        lines += [
+            "",
+            "Capture to client: `scripts/bench_capture.py` (JSON clients, up to 5 of them measuring while the C",
+            "generator holds the rest), arrival time minus the capture time of a chunk's last sample. POST and",
+            "senders: `scripts/bench_playback.py`.",
+            "",
+        ]
+    if "callgrind" not in result:
+        lines += [
+            "Instruction counts per capture period (`--callgrind`) are not part of this run: valgrind 3.19",
+            "(Debian 12) stops with an internal SIGSEGV on the Swift 6.3 binaries before `main`, with or without",
+            "debug info, and the VM exposes no hardware counters to `perf stat`. Wake-ups per second stand in",
+            "as the repeatable figure.",
+            "",
+        ]
+    if "callgrind" in result:
+        lines += [
+            "Instructions per capture period (callgrind, loopback card, 10 ms periods, whole server process:",
+            "device threads, event loops and clients' sockets, divided by the periods the card delivered):",
+            "",
+            "| capture clients | instructions / period | periods counted |",
+            "| --- | --- | --- |",
+        ]
+        for clients, row in sorted(result["callgrind"].items(), key=lambda kv: int(kv[0])):
+            lines.append(f"| {clients} | {row['instructions_per_period']:,} | {row['periods']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", type=pathlib.Path, default=ROOT / ".build/release/audiogate")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", type=pathlib.Path, help="write the raw figures here")
+    parser.add_argument("--markdown", type=pathlib.Path, help="write the docs fragment here")
+    parser.add_argument("--from-json", type=pathlib.Path, help="only render --markdown from saved figures")
+    parser.add_argument("--before", type=pathlib.Path, help="earlier figures (--json) to show beside these")
+    parser.add_argument("--callgrind-seconds", type=float, default=10)
+    parser.add_argument("--callgrind-clients", default="0,1,100")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count instructions per capture period (needs a valgrind that runs the binary)")
+    parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
+    parser.add_argument("--callgrind-only", action="store_true")
+    args = parser.parse_args()
+    if args.from_json:
+        earlier_result = json.loads(args.before.read_text()) if args.before else None
+        args.markdown.write_text(markdown(json.loads(args.from_json.read_text()), earlier_result))
+        return
+    loader = build_load_generator()
+    rows = set(filter(None, args.rows.split(",")))
+
+    def wanted(name):
+        return not rows or name in rows
+
+    result = {"binary": str(args.binary), "seconds": args.seconds, "runs": args.runs,
+              "machine": {"cores": os.cpu_count()}}
+
+    if not args.callgrind_only:
+        extra = ["--max-capture-clients", "1000", "--log-level", "error"]
+        with tempfile.TemporaryDirectory() as data:
+            server = e2e.Server(args.binary, device="loopback", data_dir=data, extra=extra)
+            if not server.start(seconds=30):
+                raise RuntimeError("loopback server did not start")
+            server.pid = server.process.pid
+            try:
+                time.sleep(2)
+                if wanted("loopback_idle"):
+                    result["loopback_idle"] = idle_row(server, args)
+                if wanted("loopback_capture1"):
+                    result["loopback_capture1"] = capture_row(server, args, loader, 1)
+                if wanted("loopback_playback1"):
+                    result["loopback_playback1"] = playback_row(server, args)
+            finally:
+                server.stop()
+        with tempfile.TemporaryDirectory() as data:
+            server = e2e.Server(args.binary, device="pulse", data_dir=data, extra=extra)
+            if not server.start(capture=True, seconds=30):
+                raise RuntimeError("pulse server did not start")
+            server.pid = server.process.pid
+            try:
+                time.sleep(2)
+                if wanted("pulse_idle"):
+                    result["pulse_idle"] = idle_row(server, args)
+                if wanted("pulse_capture1"):
+                    result["pulse_capture1"] = capture_row(server, args, loader, 1)
+                if wanted("pulse_playback1"):
+                    result["pulse_playback1"] = playback_row(server, args)
+                for clients in (100, 500, 1000):
+                    if wanted(f"pulse_capture{clients}"):
+                        result[f"pulse_capture{clients}"] = capture_row(server, args, loader, clients)
+                if wanted("click_1"):
+                    result["click_1"] = click_row(server, args, 1)
+                if wanted("click_500"):
+                    result["click_500"] = click_row(server, args, 500)
+                if wanted("playback_latency"):
+                    result["playback_latency"] = playback_latency_row(server, args)
+            finally:
+                server.stop()
+        print(json.dumps(result), flush=True)
+    if args.callgrind:
+        counts = [int(n) for n in args.callgrind_clients.split(",")]
+        result["callgrind"] = callgrind_counts(args, loader, counts, args.callgrind_seconds)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    if args.markdown:
+        earlier_result = json.loads(args.before.read_text()) if args.before else None
+        args.markdown.write_text(markdown(result, earlier_result))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
