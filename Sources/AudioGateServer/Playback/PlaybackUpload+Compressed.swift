@@ -73,7 +73,8 @@ extension PlaybackUpload {
             guard let error = outcome.error else {
                 throw APIError(.badBody, "the \(container.rawValue) body holds no audio frames")
             }
-            throw Self.apiError(error, container: container)
+            if error.code == .cancelled { throw CancellationError() }
+            throw APIError(codec: error, container: container)
         }
         stream.finishInput()
         let endPosition = stream.position
@@ -87,18 +88,8 @@ extension PlaybackUpload {
                 code: error.code.rawValue, message: error.message, atMs: Int(outcome.milliseconds.rounded()))
         }
         if parameters.wait {
-            answer.playedMs = await waitUntilHeard(listener: listener, stream: stream, start: startPosition, end: endPosition)
+            answer.playedMs = await Self.waitUntilHeard(listener: listener, stream: stream, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
-    }
-
-    /// Maps a decoder failure before any audio to its status: 415 for what we do not play, 400 for broken input.
-    static func apiError(_ error: CodecError, container: AudioContainer) -> any Error {
-        switch error.code {
-        case .unsupported: APIError(.unsupportedMediaType, error.message)
-        case .corrupt: APIError(.badBody, "the body is not a valid \(container.rawValue) file: \(error.message)")
-        case .cancelled: CancellationError()
-        case .library: APIError(.internalError, error.message)
-        }
     }
 }
