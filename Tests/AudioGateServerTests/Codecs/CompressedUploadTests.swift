@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+import WSClient
 
 /// Compressed uploads that stream in at real time, and hostile ones.
 @Suite("compressed uploads", .serialized)
@@ -67,6 +68,48 @@ struct CompressedUploadTests {
                 try SignalCheckFailure.require(segments.count == 1, "\(segments.count) segments: a gap while streaming")
                 let heardMs = PlaybackAnalysis.milliseconds(first.count)
                 try SignalCheckFailure.require(abs(heardMs - 4000) < 60, "heard \(heardMs) ms")
+            }
+        }
+    }
+
+    @Test("WebSocket ?format=mp3: binary and base64 pieces play; a mark comes once heard; garbage gets an error event")
+    func webSocketMP3() async throws {
+        let file = try CodecFixtures.make(CodecFixtures.mp3Mono, frequency: 660, seconds: 1)
+        try await RealTime.retryingOnSteal {
+            let (server, app) = PlaybackServer.make()
+            try await app.test(.live) { client in
+                await TestServer.waitForPlayback(server)
+                let monitor = try PlaybackMonitor()
+                defer { monitor.stop() }
+                await monitor.waitUntilRecording()
+                let log = try await PlaybackClient.session(client, query: "format=mp3&stream=ws") { outbound, log in
+                    let half = file.count / 2
+                    for start in stride(from: 0, to: half, by: 1000) {
+                        try await outbound.write(.binary(ByteBuffer(bytes: file[start..<min(half, start + 1000)])))
+                    }
+                    for start in stride(from: half, to: file.count, by: 1000) {
+                        let piece = Data(file[start..<min(file.count, start + 1000)]).base64EncodedString()
+                        try await outbound.write(.text(#"{"type":"audio","data":"\#(piece)"}"#))
+                    }
+                    try await outbound.write(.text(#"{"type":"mark","name":"end"}"#))
+                    await log.wait(for: "mark")
+                    try await outbound.write(.binary(ByteBuffer(bytes: [UInt8](repeating: 0x42, count: 3000))))
+                    try await outbound.write(.text(#"{"type":"mark","name":"after-garbage"}"#))
+                    await log.wait(for: "mark", count: 2)
+                }
+                try await Task.sleep(for: .milliseconds(100))
+                monitor.stop()
+                let samples = monitor.samples
+                let segments = PlaybackAnalysis.segments(samples)
+                try SignalCheckFailure.require(segments.count == 1, "\(segments.count) segments")
+                let heardMs = PlaybackAnalysis.milliseconds(segments[0].count)
+                try SignalCheckFailure.require(abs(heardMs - 1000) < 60, "heard \(heardMs) ms")
+                let pitch = Goertzel.dominantFrequency(Array(samples[segments[0]]), rate: PlaybackMonitor.rate, near: 660)
+                try SignalCheckFailure.require(abs(pitch - 660) < 1, "pitch \(pitch) Hz")
+                let mark = try #require(log.of("mark").first)
+                let end = monitor.time(ofSample: segments[0].upperBound)
+                try SignalCheckFailure.require(abs(mark.ms - end) < 40, "mark \(mark.ms - end) ms after the audio ended")
+                #expect(log.of("error").count == 1, "\(log.all.map(\.type))")
             }
         }
     }
