@@ -49,6 +49,7 @@ let package = Package(
         ),
         .systemLibrary(
             name: "CEspeak",
+            pkgConfig: "espeak-ng",
             providers: [.apt(["libespeak-ng-dev"])]
         ),
         .target(name: "AudioGateCore"),

@@ -53,13 +53,12 @@ extension PlaybackUpload {
             container: container, queue: queue, stream: stream, mixFormat: mixer.mixFormatProvider,
             startNanoseconds: startNanoseconds)
         do {
-            var done = ended
-            while !done, !queue.isReaderGone {
+            // Stops early when the decoder gave up: the rest of the body would only be dropped.
+            while !ended, !queue.isReaderGone {
                 guard let buffer = try await body.next() else { break }
                 received += buffer.readableBytes
                 try await queue.write(Array(buffer.readableBytesView))
             }
-            done = true
             queue.finish()
         } catch {
             queue.cancel()

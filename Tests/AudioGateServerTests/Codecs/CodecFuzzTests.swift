@@ -86,7 +86,6 @@ struct CodecFuzzTests {
             if kind.container == .ogg, index % 4 != 0 { Self.fixOggChecksums(&input) }
             let result = CompressedAudio.decode(input, container: kind.container)
             if result.error == nil { decoded += 1 } else { failed += 1 }
-            if index < 6, ProcessInfo.processInfo.environment["AUDIOGATE_FUZZ_VERBOSE"] != nil { RealTime.log("\(kind) \(index): \(result.frames) \(String(describing: result.error))") }
         }
         let seconds = (MonotonicClock.nowMilliseconds() - started) / 1000
         RealTime.log(
