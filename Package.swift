@@ -41,6 +41,17 @@ let package = Package(
             ],
             linkerSettings: [.linkedLibrary("webrtc_audio_processing")]
         ),
+        // Compressed playback (MP3, Ogg Opus/Vorbis, FLAC, WebM) and speech synthesis.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
+        ),
+        .systemLibrary(
+            name: "CEspeak",
+            pkgConfig: "espeak-ng",
+            providers: [.apt(["libespeak-ng-dev"])]
+        ),
         .target(name: "AudioGateCore"),
         .target(
             name: "AudioGateDevices",
@@ -53,7 +64,7 @@ let package = Package(
         .target(
             name: "AudioGateServer",
             dependencies: [
-                "AudioGateCore", "AudioGateDevices", "CWebRTCAudio",
+                "AudioGateCore", "AudioGateDevices", "CWebRTCAudio", "CFFmpeg", "CEspeak",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -20,6 +20,7 @@ mkdir -p docs
 .venv/bin/python Tests/EndToEnd/check_churn.py --markdown docs/bench-churn.md >/dev/null || echo "bench: churn soak failed" >&2
 [[ -x scripts/bench-idle.sh ]] && scripts/bench-idle.sh >/dev/null || echo "bench: idle cost benchmark failed or missing" >&2
 [[ -x scripts/bench-voice.sh ]] && AUDIOGATE_BIN=.build/release/audiogate scripts/bench-voice.sh >/dev/null || echo "bench: voice processing benchmark failed or missing" >&2
+[[ -x scripts/bench-codecs.sh ]] && AUDIOGATE_BIN=.build/release/audiogate scripts/bench-codecs.sh >/dev/null || echo "bench: codec benchmark failed or missing" >&2
 
 {
     echo "# Benchmarks"
@@ -27,7 +28,7 @@ mkdir -p docs
     echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
     echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
     echo
-    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md; do
+    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md; do
         [[ -f "$part" ]] && { cat "$part"; echo; }
     done
 } > docs/benchmarks.md

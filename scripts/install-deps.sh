@@ -6,6 +6,11 @@
 set -euo pipefail
 
 want=(libasound2-dev libsamplerate0-dev libwebrtc-audio-processing-dev g++ pkg-config)
+# Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
+want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    want+=(ffmpeg)
+fi
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
     want+=(pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox curl python3 python3-venv procps espeak-ng)
 fi

@@ -38,6 +38,7 @@ public struct AudioGateServer: Sendable {
         addMetricsRoutes(to: router)
         addCaptureRoutes(to: router)
         addPlaybackRoutes(to: router)
+        addSpeechRoutes(to: router)
         addRecordingRoutes(to: router)
         addDocsRoutes(to: router)
         addPageRoutes(to: router)

@@ -79,6 +79,8 @@ extension APIError {
         switch error {
         case let error as APIError:
             self = error
+        case let error as SpeechError:
+            self.init(speech: error)
         case let error as HTTPError:
             let code = Code.allCases.first { $0.status == error.status && $0 != .deviceUnavailable } ?? .internalError
             self.init(code, error.body ?? error.status.reasonPhrase)
@@ -87,6 +89,26 @@ extension APIError {
             self.init(code, error.status.reasonPhrase)
         default:
             self.init(.internalError, "internal error")
+        }
+    }
+}
+
+extension APIError {
+    /// A decoder failure before any audio: 415 for what the server does not play, 400 for broken input.
+    init(codec error: CodecError, container: AudioContainer) {
+        switch error.code {
+        case .unsupported: self.init(.unsupportedMediaType, error.message)
+        case .corrupt, .cancelled: self.init(.badBody, "the body is not a valid \(container.rawValue) file: \(error.message)")
+        case .library: self.init(.internalError, error.message)
+        }
+    }
+
+    /// A synthesizer failure: 400 for an unknown voice, 503 when espeak-ng cannot run.
+    init(speech error: SpeechError) {
+        switch error.code {
+        case .unknownVoice: self.init(.badBody, "\(error.message): GET /v1/voices lists the installed voices")
+        case .unavailable: self.init(.unavailable, error.message)
+        case .failed: self.init(.internalError, error.message)
         }
     }
 }

@@ -16,6 +16,10 @@ public struct PlaybackParameters: Sendable, Equatable {
     public var stream: String
     /// `wait=true`: answer a POST only after its audio was heard.
     public var wait: Bool
+    /// `format=mp3|ogg|flac|webm`: the audio is compressed in this container.
+    public var container: AudioContainer?
+    /// The query set `rate`, `channels` or a PCM `format`: the body is raw PCM, never sniffed.
+    public var rawFormatGiven = false
 
     /// Defaults: 24 kHz mono s16le on stream `default`, no wait.
     public init(format: AudioFormat = AudioFormat(rate: 24000, channels: 1, sampleFormat: .s16le), stream: String = "default", wait: Bool = false) {
@@ -39,12 +43,15 @@ public struct PlaybackParameters: Sendable, Equatable {
             }
             format.channels = channels
         }
-        if let text = query["format"] {
+        if let text = query["format"], let container = AudioContainer(rawValue: text.lowercased()) {
+            self.container = container
+        } else if let text = query["format"] {
             guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
-                throw APIError.parameter("format", "s16le or f32le")
+                throw APIError.parameter("format", "s16le, f32le, mp3, ogg, flac or webm")
             }
             format.sampleFormat = sampleFormat
         }
+        rawFormatGiven = query["rate"] != nil || query["channels"] != nil || (query["format"] != nil && container == nil)
         if let text = query["stream"] {
             stream = try Self.validatedStreamName(text)
         }

@@ -43,7 +43,7 @@ struct PlaybackSocket {
         let bytesPerFrame = format.bytesPerFrame
         var carry: [UInt8] = []
         let mixFormat = mixer.mixFormatProvider
-        func queue(_ bytes: some Collection<UInt8>) async throws {
+        func queuePCM(_ bytes: some Collection<UInt8>) async throws {
             if carry.isEmpty, bytes.count % bytesPerFrame == 0 {
                 // The usual message, whole frames with nothing carried over: one copy, straight in.
                 guard !bytes.isEmpty else { return }
@@ -58,6 +58,23 @@ struct PlaybackSocket {
             pending.removeLast(pending.count - whole)
             _ = try await stream.enqueue(pending, format: format, mixFormat: mixFormat)
         }
+        // `?format=mp3|ogg|flac|webm`: audio messages are pieces of a compressed file.
+        var session: CompressedSession?
+        func decode(_ bytes: [UInt8], container: AudioContainer) async throws {
+            let current = session ?? CompressedSession(container: container, stream: stream, mixFormat: mixFormat)
+            session = current
+            if try await !current.write(bytes) { try await endFile() }
+        }
+        func endFile() async throws {
+            guard let current = session else { return }
+            session = nil
+            if let event = current.errorEvent(await current.finish()) { listener.send(event) }
+        }
+        func queue(_ bytes: some Collection<UInt8>) async throws {
+            if let container = parameters.container { return try await decode(Array(bytes), container: container) }
+            try await queuePCM(bytes)
+        }
+        defer { if let session { Task { await session.cancel() } } }
         do {
             for try await message in inbound.messages(maxSize: maxMessageBytes) {
                 switch message {
@@ -73,13 +90,20 @@ struct PlaybackSocket {
                     }
                     switch decoded {
                     case .audio(let data): try await queue(data)
-                    case .mark(let name): stream.addMark(name, listener: listener)
+                    case .mark(let name):
+                        try await endFile()
+                        stream.addMark(name, listener: listener)
                     case .clear:
+                        if let current = session {
+                            session = nil
+                            await current.cancel()
+                        }
                         carry.removeAll()
                         stream.clear()
                     }
                 }
             }
+            try await endFile()
         } catch is CancellationError {
             return
         }

@@ -43,7 +43,7 @@ extension PlaybackStream {
     }
 
     /// Converts and queues one slice. Runs under the input lock; takes the queue lock only to copy.
-    private func push(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mix: AudioFormat) {
+    func push(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mix: AudioFormat) {
         input.withLock { state in
             prepare(&state, client: format, mix: mix)
             let frames = raw.count / format.bytesPerFrame

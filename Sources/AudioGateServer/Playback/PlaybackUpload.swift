@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// `POST /v1/playback`: a WAV file or raw PCM, played while it is still arriving.
+/// `POST /v1/playback`: a WAV file, raw PCM or compressed audio, played while it is still arriving.
 struct PlaybackUpload {
     let mixer: PlaybackMixer
     let parameters: PlaybackParameters
@@ -33,6 +33,10 @@ struct PlaybackUpload {
             }
         }
         guard !head.isEmpty else { throw APIError(.badBody, "the body is empty: send a WAV file or raw PCM") }
+        if let container = compressedContainer(contentType: request.headers[.contentType], head: head) {
+            return try await runCompressed(
+                container: container, head: head, body: &body, ended: ended, startNanoseconds: startNanoseconds)
+        }
 
         var format = parameters.format
         var remaining: Int?
@@ -105,14 +109,14 @@ struct PlaybackUpload {
             stream: stream.name, durationMs: Int((format.milliseconds(forFrames: frames)).rounded()),
             queuedMs: Int(stream.queuedMilliseconds.rounded()))
         if parameters.wait {
-            answer.playedMs = await waitUntilHeard(
+            answer.playedMs = await Self.waitUntilHeard(
                 listener: listener, stream: stream, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
     }
 
     /// Waits for the mark placed at the end of this upload (or a clear); returns ms of it heard.
-    private func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async -> Int {
+    static func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async -> Int {
         stream.addMark("upload-end", listener: listener)
         let rate = Double(max(stream.queued.rate, 1))
         for await event in listener.events {
@@ -146,8 +150,10 @@ struct PlaybackUpload {
                 "audio/L16 is big-endian (RFC 2586); send little-endian PCM as application/octet-stream or audio/pcm")
         }
         let accepted: Set<String> = ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/pcm", "audio/raw"]
-        if type.hasPrefix("audio/"), !accepted.contains(type) {
-            throw APIError(.unsupportedMediaType, "\(type) is not supported: send WAV (audio/wav) or raw PCM (application/octet-stream)")
+        if type.hasPrefix("audio/"), !accepted.contains(type), AudioContainer.mediaTypes[type] == nil {
+            throw APIError(
+                .unsupportedMediaType,
+                "\(type) is not supported: send WAV (audio/wav), MP3 (audio/mpeg), Ogg Opus/Vorbis (audio/ogg), FLAC (audio/flac), WebM/Opus (audio/webm) or raw PCM (application/octet-stream)")
         }
     }
 

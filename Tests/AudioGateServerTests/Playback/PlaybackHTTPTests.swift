@@ -98,7 +98,7 @@ struct PlaybackHTTPTests {
                 ("3 channels", wav(channels: 3), [:], .badRequest),
                 ("empty", [], [:], .badRequest),
                 ("audio/L16", [0, 0, 0, 0], [.contentType: "audio/L16;rate=24000"], .unsupportedMediaType),
-                ("audio/mpeg", [0, 0, 0, 0], [.contentType: "audio/mpeg"], .unsupportedMediaType),
+                ("audio/aac", [0, 0, 0, 0], [.contentType: "audio/aac"], .unsupportedMediaType),
             ]
             for (label, body, headers, status) in cases {
                 let response = try await client.execute(uri: "/v1/playback", method: .post, headers: headers, body: ByteBuffer(bytes: body))
