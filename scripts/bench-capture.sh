@@ -14,16 +14,8 @@ scripts/test-card.sh start >/dev/null
 swift build -c release --product audiogate >/dev/null
 binary="$(swift build -c release --show-bin-path)/audiogate"
 
-port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$binary" serve --port "$port" --device pulse --log-level warning &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-# Let the capture device settle before measuring.
-sleep 1
+. scripts/bench-server.sh
+start_server "$binary" --device pulse
 
 clk_tck="$(getconf CLK_TCK)"
 page_kb=$(( $(getconf PAGESIZE) / 1024 ))

@@ -13,14 +13,7 @@ if [[ -z "${AUDIOGATE_BIN:-}" ]]; then
     AUDIOGATE_BIN="$(swift build -c release --show-bin-path)/audiogate"
 fi
 
-port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$AUDIOGATE_BIN" serve --port "$port" --device pulse --log-level warning &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-sleep 1
+. scripts/bench-server.sh
+start_server "$AUDIOGATE_BIN" --device pulse
 mkdir -p docs
 "$python" scripts/bench_codecs.py --port "$port" --pid "$server" | tee docs/bench-codecs.md

@@ -20,15 +20,8 @@ scripts/test-card.sh start
 swift build -c release --product audiogate
 binary="$(swift build -c release --product audiogate --show-bin-path)/audiogate"
 
-port="$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$binary" serve --port "$port" --device pulse --log-level warning &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    sleep 0.1
-done
-sleep 1
+. scripts/bench-server.sh
+start_server "$binary" --device pulse
 
 result="$(mktemp)"
 .venv/bin/python scripts/bench_playback.py --url "http://127.0.0.1:$port" --streams "$streams" --seconds "$seconds" \

@@ -17,14 +17,7 @@ if [[ -z "${AUDIOGATE_BIN:-}" ]]; then
     AUDIOGATE_BIN="$(swift build -c release --show-bin-path)/audiogate"
 fi
 
-port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$AUDIOGATE_BIN" serve --port "$port" --capture-device room_mic --playback-device room_spk --log-level warning &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-sleep 1
+. scripts/bench-server.sh
+start_server "$AUDIOGATE_BIN" --capture-device room_mic --playback-device room_spk
 mkdir -p docs
 "$python" scripts/bench_voice.py --port "$port" --pid "$server" --binary "$AUDIOGATE_BIN" | tee docs/bench-voice.md

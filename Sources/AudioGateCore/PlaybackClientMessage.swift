@@ -14,7 +14,7 @@ public enum PlaybackClientMessage: Sendable, Equatable {
 
     /// Parses one text frame; unknown extra fields are ignored.
     public static func decode(_ text: String) throws(ProtocolError) -> PlaybackClientMessage {
-        guard nestingDepth(text) <= maximumNesting else {
+        guard JSONNesting.depth(of: text.utf8) <= maximumNesting else {
             throw ProtocolError(.invalidJSON, "the message nests deeper than \(maximumNesting) levels")
         }
         let object: Any
@@ -55,33 +55,6 @@ public enum PlaybackClientMessage: Sendable, Equatable {
 
     /// Deepest bracket nesting accepted; checked before parsing so no JSON parser recursion can exhaust the stack.
     static let maximumNesting = 32
-
-    /// Deepest `{`/`[` nesting outside string literals.
-    static func nestingDepth(_ text: String) -> Int {
-        var depth = 0, deepest = 0
-        var inString = false, escaped = false
-        for byte in text.utf8 {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                deepest = max(deepest, depth)
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
-    }
 
     private static func string(_ fields: [String: Any], _ key: String) throws(ProtocolError) -> String {
         guard let value = fields[key] else {

@@ -1,3 +1,4 @@
+import AudioGateCore
 import Foundation
 import NIOCore
 
@@ -100,7 +101,7 @@ public struct WyomingFrameDecoder: ByteToMessageDecoder {
 
     /// Parses a JSON object, refusing deep nesting before the recursive decoder sees it.
     private func decodeObject(_ bytes: [UInt8], code: WyomingError.Code) throws(WyomingError) -> [String: WyomingValue] {
-        guard Self.nesting(of: bytes) <= limits.maxNesting else {
+        guard JSONNesting.depth(of: bytes) <= limits.maxNesting else {
             throw WyomingError(code, "JSON nested deeper than \(limits.maxNesting) levels")
         }
         do {
@@ -108,34 +109,5 @@ public struct WyomingFrameDecoder: ByteToMessageDecoder {
         } catch {
             throw WyomingError(code, code == .badHeader ? "the header line is not a JSON object" : "the data is not a JSON object")
         }
-    }
-
-    /// The deepest bracket nesting outside strings.
-    static func nesting(of bytes: [UInt8]) -> Int {
-        var depth = 0
-        var deepest = 0
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
     }
 }

@@ -19,34 +19,27 @@ struct CompressedPlaybackTests {
         for (index, kind) in CodecFixtures.all.enumerated() {
             let frequency = 500.0 + 100 * Double(index)
             let file = try CodecFixtures.make(kind, frequency: frequency, seconds: 1)
-            try await RealTime.retryingOnSteal {
-                let (server, app) = PlaybackServer.make()
-                try await app.test(.live) { client in
-                    await TestServer.waitForPlayback(server)
-                    let monitor = try PlaybackMonitor()
-                    defer { monitor.stop() }
-                    await monitor.waitUntilRecording()
-                    let response = try await client.execute(
-                        uri: "/v1/playback?wait=true", method: .post, headers: [.contentType: kind.contentType],
-                        body: ByteBuffer(bytes: file))
-                    #expect(response.status == .ok, "\(kind): \(response.json)")
-                    #expect(response.json["format"] as? String == kind.container.rawValue, "\(kind)")
-                    #expect(response.json["source_rate"] as? Int == kind.rate, "\(kind)")
-                    #expect(response.json["source_channels"] as? Int == kind.channels, "\(kind)")
-                    #expect(response.json["decode_error"] == nil, "\(kind)")
-                    let duration = try #require(response.json["duration_ms"] as? Int)
-                    #expect(abs(Double(duration) - 1000) <= Self.paddingMs, "\(kind): duration_ms \(duration)")
-                    try await Task.sleep(for: .milliseconds(100))
-                    monitor.stop()
-                    let samples = monitor.samples
-                    let segments = PlaybackAnalysis.segments(samples)
-                    try SignalCheckFailure.require(segments.count == 1, "\(kind): \(segments.count) segments (a gap)")
-                    let segment = segments[0]
-                    let heardMs = PlaybackAnalysis.milliseconds(segment.count)
-                    try SignalCheckFailure.require(abs(heardMs - 1000) < Self.paddingMs, "\(kind): heard \(heardMs) ms")
-                    let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: frequency)
-                    try SignalCheckFailure.require(abs(pitch - frequency) < 1, "\(kind): pitch \(pitch) Hz, sent \(frequency)")
-                }
+            try await PlaybackServer.live { server, client, monitor in
+                let response = try await client.execute(
+                    uri: "/v1/playback?wait=true", method: .post, headers: [.contentType: kind.contentType],
+                    body: ByteBuffer(bytes: file))
+                #expect(response.status == .ok, "\(kind): \(response.json)")
+                #expect(response.json["format"] as? String == kind.container.rawValue, "\(kind)")
+                #expect(response.json["source_rate"] as? Int == kind.rate, "\(kind)")
+                #expect(response.json["source_channels"] as? Int == kind.channels, "\(kind)")
+                #expect(response.json["decode_error"] == nil, "\(kind)")
+                let duration = try #require(response.json["duration_ms"] as? Int)
+                #expect(abs(Double(duration) - 1000) <= Self.paddingMs, "\(kind): duration_ms \(duration)")
+                try await Task.sleep(for: .milliseconds(100))
+                monitor.stop()
+                let samples = monitor.samples
+                let segments = PlaybackAnalysis.segments(samples)
+                try SignalCheckFailure.require(segments.count == 1, "\(kind): \(segments.count) segments (a gap)")
+                let segment = segments[0]
+                let heardMs = PlaybackAnalysis.milliseconds(segment.count)
+                try SignalCheckFailure.require(abs(heardMs - 1000) < Self.paddingMs, "\(kind): heard \(heardMs) ms")
+                let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: frequency)
+                try SignalCheckFailure.require(abs(pitch - frequency) < 1, "\(kind): pitch \(pitch) Hz, sent \(frequency)")
             }
         }
     }

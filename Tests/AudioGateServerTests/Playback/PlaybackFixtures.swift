@@ -218,4 +218,21 @@ enum PlaybackServer {
     static func make() -> (AudioGateServer, some ApplicationProtocol) {
         TestServer.make(TestServer.configuration { $0.allowedOrigins = ["ws://localhost"] })
     }
+
+    /// Runs `body` against a live server whose playback device runs, with the monitor already
+    /// recording; the whole attempt is retried once when the machine was stealing CPU.
+    static func live(
+        _ body: @Sendable (AudioGateServer, any TestClientProtocol, PlaybackMonitor) async throws -> Void
+    ) async throws {
+        try await RealTime.retryingOnSteal {
+            let (server, app) = make()
+            try await app.test(.live) { client in
+                await TestServer.waitForPlayback(server)
+                let monitor = try PlaybackMonitor()
+                defer { monitor.stop() }
+                await monitor.waitUntilRecording()
+                try await body(server, client, monitor)
+            }
+        }
+    }
 }

@@ -19,61 +19,47 @@ struct PlaybackHTTPTests {
 
     @Test("a 44.1 kHz stereo WAV plays at the right pitch and length; wait=true answers after it was heard")
     func postWAV() async throws {
-        try await RealTime.retryingOnSteal {
-            let (server, app) = PlaybackServer.make()
-            try await app.test(.live) { client in
-                await TestServer.waitForPlayback(server)
-                let monitor = try PlaybackMonitor()
-                defer { monitor.stop() }
-                await monitor.waitUntilRecording()
-                let body = Self.wav(Signal.sine(frequency: 1000, rate: 44100, seconds: 1, amplitude: 0.5), rate: 44100, channels: 2)
-                let response = try await client.execute(
-                    uri: "/v1/playback?wait=true", method: .post, headers: [.contentType: "audio/wav"], body: ByteBuffer(bytes: body))
-                let answeredAt = MonotonicClock.nowMilliseconds()
-                #expect(response.status == .ok)
-                #expect(response.json["duration_ms"] as? Int == 1000)
-                #expect(response.json["stream"] as? String == "default")
-                let played = try #require(response.json["played_ms"] as? Int)
-                #expect(abs(played - 1000) <= 10)
-                try await Task.sleep(for: .milliseconds(100))
-                monitor.stop()
-                let samples = monitor.samples
-                let segment = try #require(PlaybackAnalysis.segments(samples).first)
-                let heardMs = PlaybackAnalysis.milliseconds(segment.count)
-                try SignalCheckFailure.require(abs(heardMs - 1000) < 30, "heard \(heardMs) ms")
-                let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: 1000)
-                try SignalCheckFailure.require(abs(pitch - 1000) < 1, "pitch \(pitch) Hz")
-                let end = monitor.time(ofSample: segment.upperBound)
-                try SignalCheckFailure.require(answeredAt > end - 30, "answered \(end - answeredAt) ms before the audio ended")
-            }
+        try await PlaybackServer.live { server, client, monitor in
+            let body = Self.wav(Signal.sine(frequency: 1000, rate: 44100, seconds: 1, amplitude: 0.5), rate: 44100, channels: 2)
+            let response = try await client.execute(
+                uri: "/v1/playback?wait=true", method: .post, headers: [.contentType: "audio/wav"], body: ByteBuffer(bytes: body))
+            let answeredAt = MonotonicClock.nowMilliseconds()
+            #expect(response.status == .ok)
+            #expect(response.json["duration_ms"] as? Int == 1000)
+            #expect(response.json["stream"] as? String == "default")
+            let played = try #require(response.json["played_ms"] as? Int)
+            #expect(abs(played - 1000) <= 10)
+            try await Task.sleep(for: .milliseconds(100))
+            monitor.stop()
+            let samples = monitor.samples
+            let segment = try #require(PlaybackAnalysis.segments(samples).first)
+            let heardMs = PlaybackAnalysis.milliseconds(segment.count)
+            try SignalCheckFailure.require(abs(heardMs - 1000) < 30, "heard \(heardMs) ms")
+            let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: 1000)
+            try SignalCheckFailure.require(abs(pitch - 1000) < 1, "pitch \(pitch) Hz")
+            let end = monitor.time(ofSample: segment.upperBound)
+            try SignalCheckFailure.require(answeredAt > end - 30, "answered \(end - answeredAt) ms before the audio ended")
         }
     }
 
     @Test("raw 24 kHz s16le described by the query plays at the right pitch and length")
     func postRaw() async throws {
-        try await RealTime.retryingOnSteal {
-            let (server, app) = PlaybackServer.make()
-            try await app.test(.live) { client in
-                await TestServer.waitForPlayback(server)
-                let monitor = try PlaybackMonitor()
-                defer { monitor.stop() }
-                await monitor.waitUntilRecording()
-                let body = SampleConversion.encode(Signal.sine(frequency: 600, rate: 24000, seconds: 0.5, amplitude: 0.5), format: .s16le)
-                let response = try await client.execute(
-                    uri: "/v1/playback?rate=24000&channels=1&format=s16le&stream=raw&wait=true", method: .post,
-                    headers: [.contentType: "application/octet-stream"], body: ByteBuffer(bytes: body))
-                #expect(response.status == .ok)
-                #expect(response.json["duration_ms"] as? Int == 500)
-                #expect(response.json["stream"] as? String == "raw")
-                try await Task.sleep(for: .milliseconds(100))
-                monitor.stop()
-                let samples = monitor.samples
-                let segment = try #require(PlaybackAnalysis.segments(samples).first)
-                let heardMs = PlaybackAnalysis.milliseconds(segment.count)
-                try SignalCheckFailure.require(abs(heardMs - 500) < 30, "heard \(heardMs) ms")
-                let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: 600)
-                try SignalCheckFailure.require(abs(pitch - 600) < 1, "pitch \(pitch) Hz")
-            }
+        try await PlaybackServer.live { server, client, monitor in
+            let body = SampleConversion.encode(Signal.sine(frequency: 600, rate: 24000, seconds: 0.5, amplitude: 0.5), format: .s16le)
+            let response = try await client.execute(
+                uri: "/v1/playback?rate=24000&channels=1&format=s16le&stream=raw&wait=true", method: .post,
+                headers: [.contentType: "application/octet-stream"], body: ByteBuffer(bytes: body))
+            #expect(response.status == .ok)
+            #expect(response.json["duration_ms"] as? Int == 500)
+            #expect(response.json["stream"] as? String == "raw")
+            try await Task.sleep(for: .milliseconds(100))
+            monitor.stop()
+            let samples = monitor.samples
+            let segment = try #require(PlaybackAnalysis.segments(samples).first)
+            let heardMs = PlaybackAnalysis.milliseconds(segment.count)
+            try SignalCheckFailure.require(abs(heardMs - 500) < 30, "heard \(heardMs) ms")
+            let pitch = Goertzel.dominantFrequency(Array(samples[segment]), rate: PlaybackMonitor.rate, near: 600)
+            try SignalCheckFailure.require(abs(pitch - 600) < 1, "pitch \(pitch) Hz")
         }
     }
 

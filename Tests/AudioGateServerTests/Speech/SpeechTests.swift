@@ -13,36 +13,29 @@ import Testing
 struct SpeechTests {
     @Test("spoken text is heard for about its duration; wait=true answers after it was heard")
     func sayIsHeard() async throws {
-        try await RealTime.retryingOnSteal {
-            let (server, app) = PlaybackServer.make()
-            try await app.test(.live) { client in
-                await TestServer.waitForPlayback(server)
-                let monitor = try PlaybackMonitor()
-                defer { monitor.stop() }
-                await monitor.waitUntilRecording()
-                let response = try await client.execute(
-                    uri: "/v1/say?wait=true", method: .post, headers: [.contentType: "application/json"],
-                    body: ByteBuffer(string: #"{"text":"The quick brown fox jumps over the lazy dog.","voice":"en-us","stream":"voice"}"#))
-                #expect(response.status == .ok, "\(response.json)")
-                #expect(response.json["stream"] as? String == "voice")
-                let duration = try #require(response.json["duration_ms"] as? Int)
-                let played = try #require(response.json["played_ms"] as? Int)
-                #expect(duration > 1000 && duration < 6000, "duration_ms \(duration)")
-                #expect(abs(played - duration) <= 10, "played \(played) of \(duration)")
-                try await Task.sleep(for: .milliseconds(100))
-                monitor.stop()
-                let samples = monitor.samples
-                let segments = PlaybackAnalysis.segments(samples, thresholdDBFS: -40, minimumMs: 20)
-                let first = try #require(segments.first, "nothing heard")
-                let last = try #require(segments.last)
-                let spanMs = PlaybackAnalysis.milliseconds(last.upperBound - first.lowerBound)
-                // espeak-ng's output starts and ends with a little silence of its own.
-                try SignalCheckFailure.require(
-                    spanMs > Double(duration) - 400 && spanMs <= Double(duration) + 30, "heard \(spanMs) ms of \(duration) ms")
-                let loud = segments.reduce(0) { $0 + $1.count }
-                try SignalCheckFailure.require(
-                    PlaybackAnalysis.milliseconds(loud) > Double(duration) / 2, "speech for only \(PlaybackAnalysis.milliseconds(loud)) ms")
-            }
+        try await PlaybackServer.live { server, client, monitor in
+            let response = try await client.execute(
+                uri: "/v1/say?wait=true", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"text":"The quick brown fox jumps over the lazy dog.","voice":"en-us","stream":"voice"}"#))
+            #expect(response.status == .ok, "\(response.json)")
+            #expect(response.json["stream"] as? String == "voice")
+            let duration = try #require(response.json["duration_ms"] as? Int)
+            let played = try #require(response.json["played_ms"] as? Int)
+            #expect(duration > 1000 && duration < 6000, "duration_ms \(duration)")
+            #expect(abs(played - duration) <= 10, "played \(played) of \(duration)")
+            try await Task.sleep(for: .milliseconds(100))
+            monitor.stop()
+            let samples = monitor.samples
+            let segments = PlaybackAnalysis.segments(samples, thresholdDBFS: -40, minimumMs: 20)
+            let first = try #require(segments.first, "nothing heard")
+            let last = try #require(segments.last)
+            let spanMs = PlaybackAnalysis.milliseconds(last.upperBound - first.lowerBound)
+            // espeak-ng's output starts and ends with a little silence of its own.
+            try SignalCheckFailure.require(
+                spanMs > Double(duration) - 400 && spanMs <= Double(duration) + 30, "heard \(spanMs) ms of \(duration) ms")
+            let loud = segments.reduce(0) { $0 + $1.count }
+            try SignalCheckFailure.require(
+                PlaybackAnalysis.milliseconds(loud) > Double(duration) / 2, "speech for only \(PlaybackAnalysis.milliseconds(loud)) ms")
         }
     }
 
