@@ -9,11 +9,16 @@ is the stream's cost: decode plus conversion to the device format. Median of the
 """
 import argparse
 import os
+import pathlib
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+from e2e import cpu_sample, steal_percent  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 SECONDS = 30
@@ -24,17 +29,6 @@ CODECS = [
     ("FLAC", "flac", "audio/flac", ["-c:a", "flac"], 44100, 2),
     ("WebM Opus 64 kb/s", "webm", "audio/webm", ["-c:a", "libopus", "-b:a", "64k"], 48000, 2),
 ]
-
-
-def steal_sample():
-    fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
-    return fields[7], sum(fields)
-
-
-def steal_since(before):
-    now = steal_sample()
-    total = now[1] - before[1]
-    return 100.0 * (now[0] - before[0]) / total if total else 0.0
 
 
 def cpu_seconds(pid):
@@ -76,7 +70,7 @@ def main():
                         *codec_args, path], check=True)
         body = open(path, "rb").read()
         factors = []
-        steal = steal_sample()
+        steal = cpu_sample()
         for _ in range(args.runs):
             request(base + "/v1/playback?stream=bench", method="DELETE")
             time.sleep(0.2)
@@ -87,7 +81,7 @@ def main():
             factors.append(SECONDS / used)
         request(base + "/v1/playback?stream=bench", method="DELETE")
         factor = statistics.median(factors)
-        print(f"| {label} | {rate} Hz {channels} ch | {factor:.0f}x | {100 / factor:.2f}% of a core | {steal_since(steal):.1f}% |")
+        print(f"| {label} | {rate} Hz {channels} ch | {factor:.0f}x | {100 / factor:.2f}% of a core | {steal_percent(steal, cpu_sample()):.1f}% |")
     print()
     print("44.1 kHz sources include resampling to the device rate (48 kHz on the test card), which costs more")
     print("than decoding; the 48 kHz Opus streams are queued without it.")

@@ -12,8 +12,10 @@ import base64
 import json
 import math
 import os
+import pathlib
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import wave
@@ -21,21 +23,13 @@ import wave
 import numpy as np
 import websockets
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+from e2e import cpu_sample, steal_percent  # noqa: E402
+
 RATE = 16000
 AGENT = ("Hello, I am the agent. The weather today is sunny with a light breeze, "
          "and tomorrow will be much the same. Is there anything else you would like to know?")
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def steal_sample():
-    fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
-    return fields[7], sum(fields)
-
-
-def steal_since(before):
-    now = steal_sample()
-    total = now[1] - before[1]
-    return 100.0 * (now[0] - before[0]) / total if total else 0.0
 
 
 def speech_wav(path):
@@ -117,7 +111,7 @@ async def post_wav(port, path):
 async def ours(args, wav, seconds_agent):
     base = f"ws://127.0.0.1:{args.port}/v1/capture?rate={RATE}&encoding=json"
     raw, processed = [], []
-    steal = steal_sample()
+    steal = cpu_sample()
     tasks = [asyncio.create_task(capture(base, seconds_agent + 3, raw)),
              asyncio.create_task(capture(base + "&aec=true&ns=true", seconds_agent + 3, processed))]
     await asyncio.sleep(1.0)
@@ -132,7 +126,7 @@ async def ours(args, wav, seconds_agent):
     early, late = erle(r[:n], p[:n], first, seconds_agent)
     by_ts = {round(t, 1): a for t, a, _ in raw}
     added = [a - by_ts[round(t, 1)] for t, a, _ in processed if round(t, 1) in by_ts]
-    return early, late, statistics.median(added) if added else float("nan"), cpu, steal_since(steal)
+    return early, late, statistics.median(added) if added else float("nan"), cpu, steal_percent(steal, cpu_sample())
 
 
 def pa(*args):
@@ -174,14 +168,14 @@ async def cpu_per_setting(args, wav, seconds_agent):
         sink = []
         task = asyncio.create_task(capture(f"ws://127.0.0.1:{args.port}/v1/capture?rate={RATE}&encoding=json&{query}", 8, sink))
         await asyncio.sleep(1.0)
-        steal = steal_sample()
+        steal = cpu_sample()
         ticks0, wall0 = thread_ticks(args.pid), time.monotonic()
         await post_wav(args.port, wav)
         await asyncio.sleep(6)
         ticks = thread_ticks(args.pid)
         elapsed = time.monotonic() - wall0
         cpu = sum(v - ticks0.get(k, 0) for k, v in ticks.items()) / TICK / elapsed * 100
-        rows.append((query, cpu, steal_since(steal)))
+        rows.append((query, cpu, steal_percent(steal, cpu_sample())))
         await task
         await asyncio.sleep(seconds_agent - 6)
     return rows
@@ -195,14 +189,14 @@ async def fan_out(args, query, clients=100, seconds=10):
                 await ws.recv()
     tasks = [asyncio.create_task(client()) for _ in range(clients)]
     await asyncio.sleep(2)
-    steal = steal_sample()
+    steal = cpu_sample()
     t0, w0, v0 = process_ticks(args.pid), time.monotonic(), sum(thread_ticks(args.pid).values())
     await asyncio.sleep(seconds)
     elapsed = time.monotonic() - w0
     total = (process_ticks(args.pid) - t0) / TICK / elapsed * 100
     voice = (sum(thread_ticks(args.pid).values()) - v0) / TICK / elapsed * 100
     await asyncio.gather(*tasks, return_exceptions=True)
-    return total, voice, steal_since(steal)
+    return total, voice, steal_percent(steal, cpu_sample())
 
 
 async def main(args):
