@@ -36,6 +36,39 @@ enum Curl {
         return Result(status: status, headers: head, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
+    /// A chunked POST whose body is written while curl sends it (`-T -`), as a piped TTS response is.
+    final class Upload {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+
+        /// Starts curl POSTing standard input to 127.0.0.1:`port``path` with `contentType`.
+        init(port: Int, path: String, contentType: String, maxTime: Double) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "curl", "-s", "--max-time", "\(maxTime)", "-X", "POST", "-T", "-", "-H", "Content-Type: \(contentType)",
+                "http://127.0.0.1:\(port)\(path)",
+            ]
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Sends more of the body.
+        func write(_ bytes: some Collection<UInt8>) {
+            input.fileHandleForWriting.write(Data(bytes))
+        }
+
+        /// Ends the body and returns the answer's bytes and its JSON object (empty when it is not one).
+        func finish() async throws -> (body: Data, json: [String: Any]) {
+            try input.fileHandleForWriting.close()
+            let body = output.fileHandleForReading.readDataToEndOfFile()
+            for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+            return (body, (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:])
+        }
+    }
+
     /// Headers of a WebSocket upgrade request.
     static let upgrade = [
         "Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13",

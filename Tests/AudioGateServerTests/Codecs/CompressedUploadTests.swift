@@ -23,18 +23,7 @@ struct CompressedUploadTests {
                 let monitor = try PlaybackMonitor()
                 defer { monitor.stop() }
                 await monitor.waitUntilRecording()
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = [
-                    "curl", "-s", "--max-time", "20", "-X", "POST", "-T", "-", "-H", "Content-Type: audio/mpeg",
-                    "http://127.0.0.1:\(port)/v1/playback?stream=tts",
-                ]
-                let input = Pipe()
-                let output = Pipe()
-                process.standardInput = input
-                process.standardOutput = output
-                process.standardError = FileHandle.nullDevice
-                try process.run()
+                let upload = try Curl.Upload(port: port, path: "/v1/playback?stream=tts", contentType: "audio/mpeg", maxTime: 20)
                 // 100 ms pieces at the file's own pace, as a TTS service streams them; the first 200 ms
                 // arrive together (a service is a little ahead of real time, or the sender's
                 // scheduling jitter alone would leave holes that are not the server's).
@@ -45,16 +34,13 @@ struct CompressedUploadTests {
                 for piece in 0..<pieces {
                     let start = piece * pieceBytes
                     guard start < file.count else { break }
-                    input.fileHandleForWriting.write(Data(file[start..<min(file.count, start + pieceBytes)]))
+                    upload.write(file[start..<min(file.count, start + pieceBytes)])
                     if piece < lead { continue }
                     let due = firstBytesMs + Double(piece + 1 - lead) * 100
                     let wait = due - MonotonicClock.nowMilliseconds()
                     if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait))) }
                 }
-                try input.fileHandleForWriting.close()
-                let body = output.fileHandleForReading.readDataToEndOfFile()
-                for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
-                let answer = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+                let (body, answer) = try await upload.finish()
                 let duration = try #require(answer["duration_ms"] as? Int, "answer \(String(decoding: body, as: UTF8.self))")
                 #expect(abs(duration - 4000) <= 60)
                 await Poll.until(seconds: 3) { (server.engine.mixer.existingStream("tts")?.queuedMilliseconds ?? 0) == 0 }

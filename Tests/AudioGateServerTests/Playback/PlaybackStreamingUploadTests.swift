@@ -16,28 +16,15 @@ struct PlaybackStreamingUploadTests {
             await TestServer.waitForPlayback(server)
             let port = try #require(client.port)
             let pcm = SampleConversion.encode(Signal.sine(frequency: 440, rate: 24000, seconds: 1, amplitude: 0.2), format: .s16le)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "curl", "-s", "--max-time", "10", "-X", "POST", "-T", "-", "-H", "Content-Type: application/octet-stream",
-                "http://127.0.0.1:\(port)/v1/playback?stream=chunked",
-            ]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(pcm[0..<(pcm.count / 2)]))
+            let upload = try Curl.Upload(
+                port: port, path: "/v1/playback?stream=chunked", contentType: "application/octet-stream", maxTime: 10)
+            upload.write(pcm[0..<(pcm.count / 2)])
             let started = await Poll.until(seconds: 2) {
                 (server.engine.mixer.existingStream("chunked")?.playedFrames ?? 0) > 0
             }
             #expect(started != nil, "nothing played while the upload was still open")
-            input.fileHandleForWriting.write(Data(pcm[(pcm.count / 2)...]))
-            try input.fileHandleForWriting.close()
-            let body = output.fileHandleForReading.readDataToEndOfFile()
-            for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
-            let answer = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+            upload.write(pcm[(pcm.count / 2)...])
+            let (body, answer) = try await upload.finish()
             #expect(answer["duration_ms"] as? Int == 1000, "answer \(String(decoding: body, as: UTF8.self))")
             #expect(answer["stream"] as? String == "chunked")
         }
