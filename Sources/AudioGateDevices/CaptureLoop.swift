@@ -12,15 +12,21 @@ public final class CaptureLoop: DeviceLoop {
     let opener: DeviceOpener
     let request: PCMRequest
     let sink: any CaptureSink
+    /// Stops the device while nobody listens; nil keeps it running.
+    let demand: DeviceDemand?
     let logger: Logger
     let control = DeviceLoopControl()
     /// A capture that delivers nothing for this long is treated as a dead device.
     static let stallMilliseconds = 2000
 
-    public init(opener: DeviceOpener, request: PCMRequest = .capture, sink: any CaptureSink, logger: Logger) {
+    public init(
+        opener: DeviceOpener, request: PCMRequest = .capture, sink: any CaptureSink, demand: DeviceDemand? = nil,
+        logger: Logger
+    ) {
         self.opener = opener
         self.request = request
         self.sink = sink
+        self.demand = demand
         self.logger = logger
         monitor = DeviceMonitor(name: opener.name, direction: .capture)
     }
@@ -35,6 +41,7 @@ public final class CaptureLoop: DeviceLoop {
         var opened = 0
         var silentMilliseconds = 0
         var clock = CaptureClock()
+        var idle = IdleCountdown()
 
         while !control.stopRequested {
             guard let current = stream, let io = buffers else {
@@ -85,6 +92,11 @@ public final class CaptureLoop: DeviceLoop {
                     UnsafeBufferPointer(rebasing: io.samples[0..<count]), frames: frames, format: io.format,
                     timestamp: clock.timestamp(measured: now > age ? now - age : 0, frames: frames, rate: io.format.rate))
                 monitor.update { $0.frames += UInt64(frames) }
+                if let demand, idle.expired(inUse: sink.needsDevice, demand: demand, now: now) {
+                    try sleepWhileUnused(current, demand: demand)
+                    idle.reset()
+                    clock.reset()
+                }
             } catch {
                 clock.reset()
                 switch Recovery.recover(from: error, stream: current, direction: .capture, monitor: monitor) {
@@ -101,6 +113,20 @@ public final class CaptureLoop: DeviceLoop {
                 }
             }
         }
+    }
+
+    /// Stops the device, waits for a listener (or a status reader), and starts it again.
+    private func sleepWhileUnused(_ stream: any PCMStream, demand: DeviceDemand) throws(ALSAError) {
+        try stream.stop()
+        logger.debug("capture device idle: stopped until a client needs it")
+        sink.captureStatusChanged(monitor.idled(true))
+        demand.park(
+            until: { sink.needsDevice || demand.touched(at: MonotonicClock.nowNanoseconds()) },
+            stopRequested: { control.stopRequested })
+        guard !control.stopRequested else { return }
+        try stream.prepare()
+        try stream.start()
+        sink.captureStatusChanged(monitor.idled(false))
     }
 
     func report(_ status: DeviceStatus) {

@@ -7,4 +7,10 @@ public protocol CaptureSink: Sendable {
     func captured(_ samples: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, timestamp: UInt64)
     /// The device was lost, restored, or lost frames to an overrun.
     func captureStatusChanged(_ status: DeviceStatus)
+    /// Whether anyone listens; when nobody has for the idle period the loop stops the device.
+    var needsDevice: Bool { get }
+}
+
+extension CaptureSink {
+    public var needsDevice: Bool { true }
 }

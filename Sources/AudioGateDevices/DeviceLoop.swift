@@ -5,6 +5,8 @@ import ServiceLifecycle
 /// `DeviceLoopControl`, run as a `Service` that ends on graceful shutdown.
 protocol DeviceLoop: Service, Sendable {
     var control: DeviceLoopControl { get }
+    /// Stops the device while unused; a stop request must wake it.
+    var demand: DeviceDemand? { get }
     var monitor: DeviceMonitor { get }
     var logger: Logger { get }
     /// Capture or playback, for log messages.
@@ -25,7 +27,7 @@ extension DeviceLoop {
 
     /// Stops the thread and waits for it.
     public func stop() async {
-        await control.stop()
+        await control.stop(waking: demand)
     }
 
     public func run() async throws {

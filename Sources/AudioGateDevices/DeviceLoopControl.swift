@@ -16,8 +16,10 @@ final class DeviceLoopControl: Sendable {
         }
     }
 
-    func stop() async {
-        stopFlag.store(true, ordering: .releasing)
+    /// Stops the thread, waking it first if it is parked in `demand`.
+    func stop(waking demand: DeviceDemand? = nil) async {
+        stopFlag.store(true, ordering: .sequentiallyConsistent)
+        demand?.wake()
         let running = thread.withLock { thread in
             defer { thread = nil }
             return thread

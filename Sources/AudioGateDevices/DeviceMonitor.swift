@@ -27,6 +27,14 @@ extension DeviceMonitor {
         }
     }
 
+    /// Records a stop for want of users (or the restart after it) and returns the new status.
+    func idled(_ idle: Bool) -> DeviceStatus {
+        update { status in
+            status.state = idle ? .idle : .running
+            return status
+        }
+    }
+
     /// Records a failed open or a lost device and returns the new status.
     func failed(_ error: ALSAError, unavailable: Bool) -> DeviceStatus {
         update { status in

@@ -6,4 +6,6 @@ public enum DeviceState: String, Sendable, Codable {
     case recovering
     /// The device could not be opened for a while; still retrying, less often.
     case unavailable
+    /// Nobody used the device for the idle period: it is stopped and starts again on demand.
+    case idle
 }

@@ -4,7 +4,7 @@ public struct DeviceStatus: Sendable, Equatable {
     public var name: String
     /// Capture or playback.
     public var direction: PCMDirection
-    /// Running, recovering or unavailable.
+    /// Running, recovering, unavailable or idle.
     public var state: DeviceState
     /// The hardware format of the current (or last) open.
     public var negotiated: NegotiatedFormat?

@@ -85,4 +85,8 @@ final class LoopbackStream: PCMStream {
     }
 
     func resume() throws(ALSAError) {}
+
+    func stop() throws(ALSAError) {
+        if direction == .playback { card.preparePlayback() }
+    }
 }

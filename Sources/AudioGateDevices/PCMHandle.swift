@@ -76,8 +76,7 @@ public final class PCMHandle: PCMStream {
         try alsaCheck("snd_pcm_resume", snd_pcm_resume(pcm))
     }
 
-    /// Drops pending frames at once (playback stop).
-    public func drop() throws(ALSAError) {
+    public func stop() throws(ALSAError) {
         try alsaCheck("snd_pcm_drop", snd_pcm_drop(pcm))
     }
 }

@@ -22,4 +22,6 @@ public protocol PCMStream: AnyObject {
     func prepare() throws(ALSAError)
     /// Resumes after a suspend; throws `.wouldBlock` while the device is still waking.
     func resume() throws(ALSAError)
+    /// Stops the stream at once, dropping what is buffered; `prepare` (and `start` for capture) restarts it.
+    func stop() throws(ALSAError)
 }

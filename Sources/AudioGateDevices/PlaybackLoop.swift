@@ -13,15 +13,21 @@ public final class PlaybackLoop: DeviceLoop {
     let opener: DeviceOpener
     let request: PCMRequest
     let source: any PlaybackSource
+    /// Stops the device while nothing plays; nil keeps it running.
+    let demand: DeviceDemand?
     let logger: Logger
     let control = DeviceLoopControl()
     /// A device that accepts nothing for this long is treated as dead.
     static let stallMilliseconds = 2000
 
-    public init(opener: DeviceOpener, request: PCMRequest = .playback, source: any PlaybackSource, logger: Logger) {
+    public init(
+        opener: DeviceOpener, request: PCMRequest = .playback, source: any PlaybackSource,
+        demand: DeviceDemand? = nil, logger: Logger
+    ) {
         self.opener = opener
         self.request = request
         self.source = source
+        self.demand = demand
         self.logger = logger
         monitor = DeviceMonitor(name: opener.name, direction: .playback)
     }
@@ -38,6 +44,7 @@ public final class PlaybackLoop: DeviceLoop {
         var pendingOffset = 0
         var pendingFrames = 0
         var blockedMilliseconds = 0
+        var idle = IdleCountdown()
 
         while !control.stopRequested {
             guard let current = stream, let io = buffers else {
@@ -63,6 +70,14 @@ public final class PlaybackLoop: DeviceLoop {
 
             do throws(ALSAError) {
                 if pendingFrames == 0 {
+                    if let demand,
+                        idle.expired(inUse: source.needsDevice, demand: demand, now: MonotonicClock.nowNanoseconds())
+                    {
+                        try sleepWhileUnused(current, demand: demand, framesWritten: framesWritten)
+                        idle.reset()
+                        blockedMilliseconds = 0
+                        continue
+                    }
                     if try current.available() < io.periodFrames {
                         if try !current.wait(timeoutMilliseconds: 100) {
                             blockedMilliseconds += 100
@@ -111,6 +126,19 @@ public final class PlaybackLoop: DeviceLoop {
                 }
             }
         }
+    }
+
+    /// Stops the device, waits until something is to be played, and prepares it again.
+    private func sleepWhileUnused(_ stream: any PCMStream, demand: DeviceDemand, framesWritten: UInt64) throws(ALSAError) {
+        try stream.stop()
+        logger.debug("playback device idle: stopped until something plays")
+        // The dropped buffer held only silence; nothing is ahead of the speaker any more.
+        source.playbackProgress(framesWritten: framesWritten, delayFrames: 0)
+        source.playbackStatusChanged(monitor.idled(true))
+        demand.park(until: { source.needsDevice }, stopRequested: { control.stopRequested })
+        guard !control.stopRequested else { return }
+        try stream.prepare()
+        source.playbackStatusChanged(monitor.idled(false))
     }
 
     func report(_ status: DeviceStatus) {

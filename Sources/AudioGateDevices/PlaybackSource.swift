@@ -9,4 +9,10 @@ public protocol PlaybackSource: Sendable {
     func playbackProgress(framesWritten: UInt64, delayFrames: Int)
     /// The device was lost, restored, or underran.
     func playbackStatusChanged(_ status: DeviceStatus)
+    /// Whether anything plays or may play soon; when nothing has for the idle period the loop stops the device.
+    var needsDevice: Bool { get }
+}
+
+extension PlaybackSource {
+    public var needsDevice: Bool { true }
 }

@@ -27,11 +27,11 @@ public final class AudioEngine: Sendable {
         capture = CaptureLoop(
             opener: .resolve(
                 configuration.captureDevice, direction: .capture, request: captureRequest, card: card, logger: logger),
-            request: captureRequest, sink: hub, logger: logger)
+            request: captureRequest, sink: hub, demand: hub.demand, logger: logger)
         playback = PlaybackLoop(
             opener: .resolve(
                 configuration.playbackDevice, direction: .playback, request: playbackRequest, card: card,
                 logger: logger),
-            request: playbackRequest, source: mixer, logger: logger)
+            request: playbackRequest, source: mixer, demand: mixer.demand, logger: logger)
     }
 }

@@ -40,6 +40,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Device buffer in milliseconds (at least 2 periods; larger survives CPU hiccups). [env AUDIOGATE_BUFFER_MS]")
     var bufferMs: Int = Environment.int("buffer-ms") ?? 40
 
+    @Option(help: "Stop a device nobody has used for this many milliseconds until it is needed again, as PulseAudio suspends an idle sink; 0 keeps both devices running. [env AUDIOGATE_DEVICE_IDLE_MS]")
+    var deviceIdleMs: Int = Environment.int("device-idle-ms") ?? 5000
+
     @Option(help: "Resampler quality: fastest, medium or best (libsamplerate sinc). [env AUDIOGATE_RESAMPLER]")
     var resampler: String = Environment.string("resampler") ?? "fastest"
 
@@ -88,6 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard bufferMs >= 2 * periodMs, bufferMs <= 2000 else {
             throw ValidationError("--buffer-ms must be at least 2 periods and at most 2000")
         }
+        guard (0...3_600_000).contains(deviceIdleMs) else {
+            throw ValidationError("--device-idle-ms must be 0 (never stop) to 3600000")
+        }
         guard Resampler.Quality(rawValue: resampler) != nil else {
             throw ValidationError("--resampler must be fastest, medium or best")
         }
@@ -126,6 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedHosts = allowHost
         configuration.periodMilliseconds = periodMs
         configuration.bufferMilliseconds = bufferMs
+        configuration.deviceIdleMilliseconds = deviceIdleMs
         configuration.resamplerQuality = Resampler.Quality(rawValue: resampler) ?? .fastest
         configuration.limits.maxCaptureClients = maxCaptureClients
         configuration.limits.captureQueueMilliseconds = captureQueueMs

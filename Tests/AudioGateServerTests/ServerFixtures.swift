@@ -24,6 +24,8 @@ enum TestServer {
         configuration.captureDevice = device
         configuration.playbackDevice = device
         configuration.dataDirectory = scratchDataDirectory
+        // Timing tests measure a running device; stopping and restarting an idle one has its own tests.
+        configuration.deviceIdleMilliseconds = 0
         adjust(&configuration)
         return configuration
     }

@@ -17,6 +17,9 @@ final class CaptureChannelWriter: Sendable {
     private let metrics: CaptureMetrics
     /// A buffer left over from a drain that found no chunk, reused by the next one.
     private let spare: NIOLoopBoundBox<ByteBuffer?>
+    /// Room left before each frame's payload: NIO's frame encoder writes the header there instead
+    /// of into a buffer of its own, so a frame goes out as one buffer (and one iovec) instead of two.
+    static let headerRoom = 14
 
     init(channel: any Channel, drain: CaptureDrain, json: Bool, metrics: CaptureMetrics) {
         self.channel = channel
@@ -43,9 +46,11 @@ final class CaptureChannelWriter: Sendable {
         var wrote = false
         defer { if wrote { channel.flush() } }
         while channel.isWritable {
-            var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes)
+            var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes + Self.headerRoom)
             spare.value = nil
             buffer.clear()
+            buffer.moveWriterIndex(forwardBy: Self.headerRoom)
+            buffer.moveReaderIndex(forwardBy: Self.headerRoom)
             var taken: CaptureSubscriber.Event?? = nil
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw in
                 taken = subscriber.take(into: raw.bindMemory(to: UInt8.self))
@@ -92,6 +97,10 @@ final class CaptureChannelWriter: Sendable {
     }
 
     private func text(_ string: String) -> WebSocketFrame {
-        WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: string))
+        var buffer = channel.allocator.buffer(capacity: string.utf8.count + Self.headerRoom)
+        buffer.moveWriterIndex(forwardBy: Self.headerRoom)
+        buffer.moveReaderIndex(forwardBy: Self.headerRoom)
+        buffer.writeString(string)
+        return WebSocketFrame(fin: true, opcode: .text, data: buffer)
     }
 }

@@ -48,12 +48,17 @@ public final class CaptureHub: CaptureSink {
     private let logger: Logger
     /// What the speaker plays, for echo cancellation.
     let echoReference: EchoReference
+    /// Stops the capture device while nobody listens; subscribing wakes it.
+    public let demand: DeviceDemand
+    /// Whether any group exists, read by the capture thread every period without the lock.
+    private let listening = Atomic<Bool>(false)
 
     public init(
         configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger,
         echoReference: EchoReference = EchoReference()
     ) {
         self.echoReference = echoReference
+        demand = DeviceDemand(idleMilliseconds: configuration.deviceIdleMilliseconds)
         limits = configuration.limits
         quality = configuration.resamplerQuality
         self.metrics = CaptureMetrics(registry: metrics.registry)
@@ -119,7 +124,21 @@ public final class CaptureHub: CaptureSink {
         }
     }
 
+    public var needsDevice: Bool { listening.load(ordering: .relaxed) }
+
     public func captureStatusChanged(_ status: DeviceStatus) {
+        if status.state == .idle {
+            core.withLock { core in
+                // Stopped for want of listeners: nobody missed that audio, so the gap is not lost time.
+                core.expectedNext = nil
+                core.discontinuity = false
+                core.level.reset()
+                core.levelFrames = 0
+                for group in core.groups { group.reset() }
+            }
+            published.withLock { $0.lastLevel = (LevelMeter.floorDBFS, LevelMeter.floorDBFS) }
+            return
+        }
         let event = core.withLock { core -> DeviceMessage.State? in
             if status.state == .running {
                 if let last = core.lastXruns, status.xruns > last { core.discontinuity = true }
@@ -219,8 +238,10 @@ public final class CaptureHub: CaptureSink {
                 core.groups.append(group)
             }
             group.subscribers.append(subscriber)
+            listening.store(true, ordering: .relaxed)
             if core.deviceLost { subscriber.deliver(.lost) }
         }
+        demand.wake()
     }
 
     private func drain(for eventLoop: any EventLoop) -> CaptureDrain {
@@ -248,6 +269,7 @@ public final class CaptureHub: CaptureSink {
             group.subscribers.removeAll { $0 === subscriber }
             guard group.subscribers.isEmpty else { return nil }
             core.groups.remove(at: index)
+            listening.store(!core.groups.isEmpty, ordering: .relaxed)
             return group
         }
         removed?.close()

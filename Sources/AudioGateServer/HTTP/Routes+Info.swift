@@ -12,8 +12,10 @@ extension AudioGateServer {
         router.get("/v1/devices") { _, _ in
             try JSONResponse.make(DevicesResponse(devices: DeviceList.all()))
         }
-        router.get("/v1/status") { _, _ in
-            try JSONResponse.make(status())
+        router.get("/v1/status") { _, _ -> Response in
+            // The level is live audio: a reader keeps (or gets) the capture device running.
+            engine.captureHub.demand.touch()
+            return try JSONResponse.make(status())
         }
     }
 

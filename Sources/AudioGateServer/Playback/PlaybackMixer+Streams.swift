@@ -28,6 +28,7 @@ extension PlaybackMixer {
             return .success(stream)
         }
         let stream = try result.get()
+        demand.wake()
         metrics.streams.set(to: Double(streamCount))
         return stream
     }

@@ -34,9 +34,12 @@ public final class PlaybackMixer: PlaybackSource {
     let registry = Mutex(Registry())
     let renderState = Mutex(RenderState())
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
+    /// Stops the playback device while nothing plays; acquiring a stream wakes it.
+    public let demand: DeviceDemand
 
     public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
         self.configuration = configuration
+        demand = DeviceDemand(idleMilliseconds: configuration.deviceIdleMilliseconds)
         self.logger = logger
         self.metrics = PlaybackMetrics(registry: metrics.registry)
     }
@@ -101,6 +104,11 @@ public final class PlaybackMixer: PlaybackSource {
         let playedDevice = framesWritten > delay ? framesWritten - delay : 0
         let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
         for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
+    }
+
+    /// A stream in use or with audio left to play.
+    public var needsDevice: Bool {
+        registry.withLock { $0.entries.values.contains { $0.users > 0 || !$0.stream.isIdle } }
     }
 
     public func playbackStatusChanged(_ status: DeviceStatus) {

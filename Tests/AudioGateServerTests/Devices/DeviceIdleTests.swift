@@ -1,0 +1,92 @@
+import AudioGateCore
+import AudioGateServer
+import AudioGateTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// Devices nobody uses stop after `deviceIdleMilliseconds` and start again for the next client,
+/// on the test card: what a client then hears and gets is what it would from a running device.
+@Suite("idle devices", .serialized)
+struct DeviceIdleTests {
+    static func make() -> (AudioGateServer, some ApplicationProtocol) {
+        TestServer.make(TestServer.configuration { $0.deviceIdleMilliseconds = 300 })
+    }
+
+    static func bothIdle(_ server: AudioGateServer) -> Bool {
+        server.engine.capture.monitor.snapshot.state == .idle && server.engine.playback.monitor.snapshot.state == .idle
+    }
+
+    @Test("unused devices stop; a capture client restarts capture with every chunk in sequence and no lost time")
+    func captureAfterIdle() async throws {
+        try await RealTime.retryingOnSteal {
+            let (server, app) = Self.make()
+            try await app.test(.live) { client in
+                #expect(await Poll.until(seconds: 10) { Self.bothIdle(server) } != nil, "devices did not stop")
+                let framesWhileIdle = server.engine.capture.monitor.snapshot.frames
+                let xrunsBefore = server.engine.capture.monitor.snapshot.xruns
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(server.engine.capture.monitor.snapshot.frames == framesWhileIdle, "an idle device still reads")
+
+                let stream = try await CaptureClient.receive(client, "encoding=json", seconds: 5) { $0.audio.count >= 50 }
+                #expect(stream.audio.count >= 50, "\(stream.audio.count) chunks after the restart")
+                #expect(stream.audio.enumerated().allSatisfy { $0.element.seq == UInt64($0.offset) })
+                #expect(server.engine.captureHub.lostMilliseconds == 0, "the idle time was counted as lost")
+                #expect(server.engine.playback.monitor.snapshot.state == .idle, "capture woke playback")
+                #expect(await Poll.until(seconds: 5) { server.engine.capture.monitor.snapshot.state == .idle } != nil)
+                #expect(server.engine.capture.monitor.snapshot.xruns == xrunsBefore, "before idle: \(xrunsBefore); \(server.engine.capture.monitor.snapshot.lastError ?? "")")
+            }
+        }
+    }
+
+    @Test("a status reader gets a live level: reading /v1/status starts the capture device")
+    func statusWakesCapture() async throws {
+        let (server, app) = Self.make()
+        try await app.test(.live) { client in
+            #expect(await Poll.until(seconds: 10) { Self.bothIdle(server) } != nil, "devices did not stop")
+            let response = try await client.execute(uri: "/v1/status", method: .get)
+            #expect(response.status == .ok)
+            let woke = await Poll.until(seconds: 5) { server.engine.capture.monitor.snapshot.state == .running }
+            #expect(woke != nil, "capture stayed idle after a status read")
+            let running = try await client.execute(uri: "/v1/status", method: .get)
+            let capture = running.json["capture"] as? [String: Any]
+            #expect(capture?["state"] as? String == "running")
+            let playback = running.json["playback"] as? [String: Any]
+            #expect(playback?["state"] as? String == "idle")
+        }
+    }
+
+    @Test("a POST after idle restarts playback: the tone is heard whole, at pitch, and wait=true reports it all played")
+    func playbackAfterIdle() async throws {
+        try await RealTime.retryingOnSteal {
+            let (server, app) = Self.make()
+            try await app.test(.live) { client in
+                #expect(await Poll.until(seconds: 10) { Self.bothIdle(server) } != nil, "devices did not stop")
+                let monitor = try PlaybackMonitor()
+                defer { monitor.stop() }
+                await monitor.waitUntilRecording()
+                let tone = SampleConversion.encode(
+                    Signal.sine(frequency: 700, rate: 24000, seconds: 1, amplitude: 0.5), format: .s16le)
+                let response = try await client.execute(
+                    uri: "/v1/playback?wait=true", method: .post,
+                    headers: [.contentType: "application/octet-stream"], body: ByteBuffer(bytes: tone))
+                #expect(response.status == .ok)
+                let played = try #require(response.json["played_ms"] as? Int)
+                #expect(abs(played - 1000) <= 10)
+                try await Task.sleep(for: .milliseconds(100))
+                monitor.stop()
+                let samples = monitor.samples
+                let segments = PlaybackAnalysis.segments(samples)
+                try SignalCheckFailure.require(segments.count == 1, "heard \(segments.count) segments: a gap or none")
+                let heardMs = PlaybackAnalysis.milliseconds(segments[0].count)
+                try SignalCheckFailure.require(abs(heardMs - 1000) < 30, "heard \(heardMs) ms")
+                let pitch = Goertzel.dominantFrequency(Array(samples[segments[0]]), rate: PlaybackMonitor.rate, near: 700)
+                try SignalCheckFailure.require(abs(pitch - 700) < 1, "pitch \(pitch) Hz")
+                #expect(await Poll.until(seconds: 5) { server.engine.playback.monitor.snapshot.state == .idle } != nil)
+            }
+        }
+    }
+}
