@@ -36,6 +36,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1e6
 CAPTURE_PATH = "/v1/capture?rate=16000&chunk_ms=20"
 CAPTURE_BYTES_PER_SECOND = 16000 * 2
+# The server's default --device-idle-ms: an idle row starts after it (and a margin) has passed.
+DEVICE_IDLE_SECONDS = 5
 
 
 def cpu_ticks(pid):
@@ -200,7 +202,8 @@ def callgrind_counts(args, loader, clients_list, seconds):
     port = e2e.free_port()
     out_dir = tempfile.mkdtemp(prefix="bench-idle-callgrind-")
     argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out.%p",
-            str(args.binary), "serve", "--device", "loopback", "--host", "127.0.0.1", "--port", str(port),
+            str(args.binary), "serve", "--device", "loopback", "--device-idle-ms", "0",
+            "--host", "127.0.0.1", "--port", str(port),
             "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", out_dir]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
@@ -290,28 +293,33 @@ def markdown(result, before=None):
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     rows = [
-        ("loopback card, devices open, no client", "loopback_idle", None, "<= 0.2"),
+        ("loopback card, no client (devices stopped after 5 s idle, the default)", "loopback_idle", None, "<= 0.2"),
+        ("loopback card, devices kept open, no client (`--device-idle-ms 0`)", "loopback_open", None, "<= 0.2"),
         ("loopback + 1 capture client", "loopback_capture1", "loopback_idle", "<= 0.3 over idle"),
         ("loopback + 1 playback sender", "loopback_playback1", "loopback_idle", "<= 0.3 over idle"),
-        ("pulse card, devices open, no client", "pulse_idle", None, ""),
+        ("pulse card, no client (devices stopped after 5 s idle, the default)", "pulse_idle", None, ""),
+        ("pulse card, devices kept open, no client (`--device-idle-ms 0`)", "pulse_open", None, ""),
         ("pulse + 1 capture client", "pulse_capture1", "pulse_idle", ""),
         ("pulse + 1 playback sender", "pulse_playback1", "pulse_idle", ""),
         ("pulse + 100 capture clients", "pulse_capture100", None, ""),
         ("pulse + 500 capture clients", "pulse_capture500", None, "<= 25 %, <= 100 MB"),
         ("pulse + 1000 capture clients", "pulse_capture1000", None, "<= 50 %, every client >= 97 % real time"),
     ]
+    # Devices were always open before --device-idle-ms: the earlier idle rows compare with the open ones.
+    earlier_key = {"loopback_open": "loopback_idle", "pulse_open": "pulse_idle", "loopback_idle": None, "pulse_idle": None}
     for name, key, over, target in rows:
         row = result.get(key)
         if not row:
             continue
+        old_key = earlier_key.get(key, key)
         figure, steal = cpu(key, over)
         realtime = f"{100 * row['realtime_min']:.1f} %" if "realtime_min" in row else ""
         runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
         wakeups = f"{row['wakeups']:.0f}" if "wakeups" in row else ""
         old = ""
-        if before.get(key):
-            old_row = before[key]
-            old = earlier(key, over=over)
+        if old_key and before.get(old_key):
+            old_row = before[old_key]
+            old = earlier(old_key, over=over)
             if "realtime_min" in old_row:
                 old += f" / {100 * old_row['realtime_min']:.1f} %"
             old += f" / {old_row['rss']:.0f}"
@@ -402,13 +410,28 @@ def main():
 
     if not args.callgrind_only:
         extra = ["--max-capture-clients", "1000", "--log-level", "error"]
+        for device in ("loopback", "pulse"):
+            if not wanted(f"{device}_open"):
+                continue
+            # Devices kept running with no client: what every period costs when nobody listens.
+            with tempfile.TemporaryDirectory() as data:
+                server = e2e.Server(args.binary, device=device, data_dir=data, extra=extra + ["--device-idle-ms", "0"])
+                if not server.start(seconds=30):
+                    raise RuntimeError(f"{device} server did not start")
+                server.pid = server.process.pid
+                try:
+                    time.sleep(2)
+                    result[f"{device}_open"] = idle_row(server, args)
+                finally:
+                    server.stop()
         with tempfile.TemporaryDirectory() as data:
             server = e2e.Server(args.binary, device="loopback", data_dir=data, extra=extra)
             if not server.start(seconds=30):
                 raise RuntimeError("loopback server did not start")
             server.pid = server.process.pid
             try:
-                time.sleep(2)
+                # No status reads from here on: a reader starts the capture device.
+                time.sleep(DEVICE_IDLE_SECONDS + 2)
                 if wanted("loopback_idle"):
                     result["loopback_idle"] = idle_row(server, args)
                 if wanted("loopback_capture1"):
@@ -423,7 +446,7 @@ def main():
                 raise RuntimeError("pulse server did not start")
             server.pid = server.process.pid
             try:
-                time.sleep(2)
+                time.sleep(DEVICE_IDLE_SECONDS + 2)
                 if wanted("pulse_idle"):
                     result["pulse_idle"] = idle_row(server, args)
                 if wanted("pulse_capture1"):

@@ -2,7 +2,6 @@ import ArgumentParser
 import AudioGateServer
 
 /// `audiogate`: a local audio gateway. `serve` is the default subcommand.
-@main
 struct AudioGateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audiogate",
