@@ -21,7 +21,7 @@ public struct ServerConfiguration: Sendable {
     public var periodMilliseconds = 10
     /// Device buffer in milliseconds.
     public var bufferMilliseconds = 40
-    /// libsamplerate converter for client rates.
+    /// speexdsp resampler quality for client rates.
     public var resamplerQuality: Resampler.Quality = .fastest
     /// Bounds on what clients may hold.
     public var limits = Limits()

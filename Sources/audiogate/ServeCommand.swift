@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Device buffer in milliseconds (at least 2 periods; larger survives CPU hiccups). [env AUDIOGATE_BUFFER_MS]")
     var bufferMs: Int = Environment.int("buffer-ms") ?? 40
 
-    @Option(help: "Resampler quality: fastest, medium or best (libsamplerate sinc). [env AUDIOGATE_RESAMPLER]")
+    @Option(help: "Resampler quality: fastest, medium or best (speexdsp 3, 6 or 10). [env AUDIOGATE_RESAMPLER]")
     var resampler: String = Environment.string("resampler") ?? "fastest"
 
     @Option(help: "Most capture clients at once (WebSocket and HTTP); more get 429. [env AUDIOGATE_MAX_CAPTURE_CLIENTS]")
