@@ -26,9 +26,9 @@ let package = Package(
             providers: [.apt(["libasound2-dev"])]
         ),
         .systemLibrary(
-            name: "CSampleRate",
-            pkgConfig: "samplerate",
-            providers: [.apt(["libsamplerate0-dev"])]
+            name: "CSpeexDSP",
+            pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]
         ),
         // WebRTC's audio processing (libwebrtc-audio-processing-dev 0.3) is C++; this shim gives it a C
         // interface. The flags are what `pkg-config --cflags --libs webrtc-audio-processing` prints:
@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "AudioGateDevices",
             dependencies: [
-                "CALSA", "CSampleRate", "AudioGateCore",
+                "CALSA", "CSpeexDSP", "AudioGateCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

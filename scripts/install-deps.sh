@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages audiogate needs: build (default) or also test.
-#   scripts/install-deps.sh           build and run: ALSA, libsamplerate and WebRTC audio processing headers
+#   scripts/install-deps.sh           build and run: ALSA, speexdsp and WebRTC audio processing headers
 #   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools,
 #                                     ffmpeg (codec fixtures), espeak-ng, Chromium and its WebDriver (the demo page check)
 #   scripts/install-deps.sh bench     the test set without Chromium; both add valgrind for the idle benchmark
 set -euo pipefail
 
-want=(libasound2-dev libsamplerate0-dev libwebrtc-audio-processing-dev g++ pkg-config)
+want=(libasound2-dev libspeexdsp-dev libwebrtc-audio-processing-dev g++ pkg-config)
 # Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
 want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then

@@ -23,7 +23,7 @@ public struct ServerConfiguration: Sendable {
     public var bufferMilliseconds = 40
     /// A device nobody has used for this long is stopped until it is needed again (0: never).
     public var deviceIdleMilliseconds = 5000
-    /// libsamplerate converter for client rates.
+    /// speexdsp resampler quality for client rates.
     public var resamplerQuality: Resampler.Quality = .fastest
     /// Bounds on what clients may hold.
     public var limits = Limits()

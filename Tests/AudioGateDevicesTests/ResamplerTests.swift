@@ -1,9 +1,10 @@
+import Foundation
 import AudioGateTestSupport
 import Testing
 
 @testable import AudioGateDevices
 
-@Suite("libsamplerate resampler")
+@Suite("resampler")
 struct ResamplerTests {
     @Test(
         "a 1 kHz tone keeps its pitch and has alias energy below -90 dB",
@@ -18,6 +19,21 @@ struct ResamplerTests {
         #expect(abs(frequency - 1000) < 1)
         let spur = Spectrum.aliasEnergyDB(result, rate: output, toneFrequency: 1000)
         #expect(spur < -90, "worst spur \(spur) dB")
+    }
+
+    @Test(
+        "a tone above the output's Nyquist frequency is rejected by at least 97 dB (no audible alias)",
+        arguments: [(48000, 16000, 9000.0), (48000, 16000, 12000.0), (48000, 16000, 20000.0), (44100, 16000, 9500.0),
+                    (48000, 8000, 5000.0), (48000, 24000, 13000.0)])
+    func aliasRejection(rates: (Int, Int, Double)) throws {
+        let (input, output, frequency) = rates
+        let resampler = try Resampler(inputRate: input, outputRate: output, channels: 1, quality: .fastest)
+        let tone = Signal.sine(frequency: frequency, rate: input, seconds: 1, amplitude: 0.5)
+        let result = resampler.process(tone, endOfInput: true)
+        // The middle, past the filter's start-up at either end.
+        let middle = Array(result[(result.count / 4)..<(3 * result.count / 4)])
+        let rejection = 20 * log10(Signal.rms(middle) / Signal.rms(tone))
+        #expect(rejection < -97, "\(frequency) Hz leaks into \(output) Hz output at \(rejection) dB")
     }
 
     @Test("chunks of 1 frame, odd sizes and one large call give the same output")

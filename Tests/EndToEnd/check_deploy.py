@@ -19,7 +19,7 @@ check(len(stages) == 2, f"Dockerfile has a build and a run stage: {stages}")
 check(stages and stages[0][0].startswith("swift:"), "build stage uses the official Swift image")
 check(len(stages) > 1 and "debian" in stages[1][0] and "slim" in stages[1][0], "run stage is slim Debian")
 run_stage = dockerfile.split("AS run", 1)[-1]
-check("libasound2" in run_stage and "libsamplerate0" in run_stage, "run stage installs libasound2 and libsamplerate0")
+check("libasound2" in run_stage and "libspeexdsp1" in run_stage, "run stage installs libasound2 and libspeexdsp1")
 check("-dev" not in run_stage, "run stage carries no -dev packages")
 check(re.search(r"^USER\s+(?!root)\S+", run_stage, re.M) is not None, "runs as a non-root user")
 check("--groups audio" in run_stage, "the user is in the audio group")

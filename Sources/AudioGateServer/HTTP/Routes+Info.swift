@@ -20,7 +20,8 @@ extension AudioGateServer {
     }
 
     func info() -> InfoResponse {
-        InfoResponse(
+        let quality = configuration.resamplerQuality
+        return InfoResponse(
             version: AudioGateVersion.current,
             capture: .init(engine.capture.monitor.snapshot),
             playback: .init(engine.playback.monitor.snapshot),
@@ -28,7 +29,7 @@ extension AudioGateServer {
                 rates: ClientFormats.captureRates, formats: ClientFormats.formats,
                 channels: Array(ClientFormats.channels),
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
-                resampler: "libsamplerate sinc \(configuration.resamplerQuality.rawValue)"),
+                resampler: "speexdsp quality \(quality.speexQuality) (\(quality.rawValue))"),
             limits: configuration.limits, wyoming: wyomingStatus)
     }
 
