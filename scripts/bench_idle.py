@@ -210,7 +210,7 @@ def callgrind_counts(args, loader, clients_list, seconds):
 
     def frames():
         with urllib.request.urlopen(base + "/v1/status", timeout=30) as r:
-            return json.loads(r.read())["capture"]["device"]["frames"]
+            return json.loads(r.read())["capture"]["frames"]
 
     try:
         if not e2e.wait_for(lambda: _healthy(base), 120):

@@ -24,27 +24,39 @@ public struct LevelMeter: Sendable {
     /// Adds samples (any channel layout: all samples count equally).
     public mutating func add(_ samples: UnsafeBufferPointer<Float>) {
         guard let base = samples.baseAddress else { return }
-        // Blocks accumulate in Float for speed; flushing every 1024 samples keeps the error negligible.
+        // Eight lanes at a time, in Float blocks flushed to Double every 1024 samples: the capture
+        // thread meters every period, so this runs at SIMD speed and the error stays negligible.
         var index = 0
         let count = samples.count
-        var currentPeak = peak
         var total = sumOfSquares
+        var peaks = SIMD8<Float>(repeating: peak)
+        let raw = UnsafeRawPointer(base)
         while index < count {
             let end = min(index &+ 1024, count)
-            var block: Float = 0
-            for i in index..<end {
-                let sample = base[i]
-                // NaN must not stick in the meter forever.
-                guard sample == sample else { continue }
-                block += sample * sample
-                let magnitude = abs(sample)
-                if magnitude > currentPeak { currentPeak = magnitude }
+            var block = SIMD8<Float>()
+            while index &+ 8 <= end {
+                var lanes = raw.loadUnaligned(fromByteOffset: index &* 4, as: SIMD8<Float>.self)
+                // NaN must not stick in the meter forever: it counts as silence.
+                lanes.replace(with: 0, where: lanes .!= lanes)
+                block += lanes * lanes
+                peaks = pointwiseMax(peaks, pointwiseMax(lanes, -lanes))
+                index &+= 8
             }
-            total += Double(block)
-            index = end
+            var tail: Float = 0
+            var tailPeak: Float = 0
+            while index < end {
+                let sample = base[index]
+                if sample == sample {
+                    tail += sample * sample
+                    tailPeak = max(tailPeak, abs(sample))
+                }
+                index &+= 1
+            }
+            peaks = pointwiseMax(peaks, SIMD8(repeating: tailPeak))
+            total += Double(block.sum() + tail)
         }
         sumOfSquares = total
-        peak = currentPeak
+        peak = peaks.max()
         sampleCount &+= count
     }
 

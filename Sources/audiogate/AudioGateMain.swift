@@ -8,7 +8,8 @@ import Dispatch
 enum AudioGateMain {
     static func main() {
         let done = DispatchSemaphore(value: 0)
-        Task {
+        // Detached: a task made here would inherit the main actor, whose thread waits below.
+        Task.detached {
             await AudioGateCommand.main()
             done.signal()
         }

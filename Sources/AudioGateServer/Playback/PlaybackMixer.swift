@@ -61,7 +61,7 @@ public final class PlaybackMixer: PlaybackSource {
             return
         }
         output.update(repeating: 0, count: samples)
-        renderState.withLock { state in
+        let silent = renderState.withLock { state -> Bool in
             if state.scratch.capacity < samples {
                 // Only on the first period after an open with a larger period: not the steady path.
                 state.scratch = PlaybackScratch(capacity: samples)
@@ -69,7 +69,7 @@ public final class PlaybackMixer: PlaybackSource {
             guard !streams.isEmpty else {
                 // Nothing plays: the zeroed period is the output, so idle costs no mixing.
                 state.gain = volume.targetGain
-                return
+                return true
             }
             let scratch = state.scratch.buffer
             for stream in streams {
@@ -93,8 +93,10 @@ public final class PlaybackMixer: PlaybackSource {
             }
             state.gain = gain
             for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
+            return false
         }
-        echoReference.rendered(UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
+        echoReference.rendered(
+            silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
     public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {

@@ -33,18 +33,31 @@ public final class EchoReference: Sendable {
 
     // MARK: - Playback thread
 
-    /// Stores one rendered period (interleaved at the device format), downmixed to mono.
-    func rendered(_ output: UnsafeBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
-        let lent = LentBuffer(output)
+    /// Stores one rendered period (interleaved at the device format), downmixed to mono; nil
+    /// `output` is a period of silence (nothing played), stored without reading a sample.
+    func rendered(_ output: UnsafeBufferPointer<Float>?, frames: Int, format: AudioFormat, startFrame: UInt64) {
+        let lent = output.map { LentBuffer($0) }
         state.withLock { state in
-            let output = lent.readOnly
             if state.rate != format.rate || state.samples.isEmpty {
                 // Only on the first period or after a format change: not the steady path.
                 state.rate = format.rate
                 state.samples = [Float](repeating: 0, count: format.rate * Self.seconds)
                 state.anchored = false
             }
+            defer { state.endFrame = startFrame &+ UInt64(frames) }
             let capacity = state.samples.count
+            guard let output = lent?.readOnly else {
+                state.samples.withUnsafeMutableBufferPointer { ring in
+                    var frame = 0
+                    while frame < frames {
+                        let slot = Int((startFrame &+ UInt64(frame)) % UInt64(capacity))
+                        let run = min(frames - frame, capacity - slot)
+                        UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + run)]).update(repeating: 0)
+                        frame += run
+                    }
+                }
+                return
+            }
             let channels = format.channels
             let scale = 1 / Float(channels)
             state.samples.withUnsafeMutableBufferPointer { ring in
@@ -62,7 +75,6 @@ public final class EchoReference: Sendable {
                     frame += run
                 }
             }
-            state.endFrame = startFrame &+ UInt64(frames)
         }
     }
 
