@@ -16,6 +16,9 @@ scripts/test-card.sh start >/dev/null
 swift build -c release --product audiogate >/dev/null
 binary="$(swift build -c release --show-bin-path)/audiogate"
 # docs/bench-idle-before.json: the same rows measured on the code before the batched capture fan-out.
-"$python" scripts/bench_idle.py --binary "$binary" --seconds "$seconds" --runs "$runs" \
+# AUDIOGATE_BEFORE_BIN: an earlier build whose instruction counts stand beside these.
+before=()
+[[ -n "${AUDIOGATE_BEFORE_BIN:-}" ]] && before=(--callgrind-before "$AUDIOGATE_BEFORE_BIN")
+"$python" scripts/bench_idle.py --binary "$binary" --seconds "$seconds" --runs "$runs" --callgrind "${before[@]}" \
     --json .build/bench-idle.json --markdown docs/bench-idle.md --before docs/bench-idle-before.json >/dev/null
 echo "wrote docs/bench-idle.md"

@@ -92,6 +92,39 @@ def build_load_generator():
     return out
 
 
+WAKEUP_FLOOR_C = r"""
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+int main(int argc, char **argv) {
+    int wakes = argc > 1 ? atoi(argv[1]) : 1000;
+    struct timespec period = {0, 10000000};
+    for (int i = 0; i < wakes; i++) nanosleep(&period, 0);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    double us = 1e6 * (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
+    printf("%.2f\n", us / wakes);
+    return 0;
+}
+"""
+
+
+def wakeup_floor(runs):
+    """CPU microseconds one bare timer wake-up costs on this machine (a 100 Hz nanosleep loop)."""
+    source = ROOT / ".build/wakeup-floor.c"
+    out = ROOT / ".build/wakeup-floor"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text("#include <stdlib.h>\n" + WAKEUP_FLOOR_C)
+    subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
+    figures, steals = [], []
+    for _ in range(runs):
+        before = e2e.cpu_sample()
+        figures.append(float(subprocess.run([str(out), "1000"], capture_output=True, text=True, check=True).stdout))
+        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+    return {"us_per_wakeup": round(statistics.median(figures), 1), "runs": figures,
+            "steal": round(statistics.median(steals), 2)}
+
+
 def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
     return subprocess.Popen(
         [str(binary), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
@@ -196,13 +229,17 @@ def playback_latency_row(server, args):
     }
 
 
-def callgrind_counts(args, loader, clients_list, seconds):
+def callgrind_counts(binary, loader, clients_list, seconds):
     """Instructions per capture period (loopback card, 10 ms) with N binary capture clients."""
     rows = {}
     port = e2e.free_port()
     out_dir = tempfile.mkdtemp(prefix="bench-idle-callgrind-")
+    # valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info Swift 6 writes: profile a copy
+    # without it (the symbol table stays, so functions keep their names).
+    stripped = pathlib.Path(out_dir) / "audiogate"
+    subprocess.run(["objcopy", "--strip-debug", str(binary), str(stripped)], check=True)
     argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out.%p",
-            str(args.binary), "serve", "--device", "loopback", "--device-idle-ms", "0",
+            str(stripped), "serve", "--device", "loopback", "--device-idle-ms", "0",
             "--host", "127.0.0.1", "--port", str(port),
             "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", out_dir]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -325,6 +362,15 @@ def markdown(result, before=None):
             old += f" / {old_row['rss']:.0f}"
         lines.append(f"| {name} | {figure} | {runs} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
     lines.append("")
+    floor = result.get("wakeup_floor")
+    if floor:
+        lines += [
+            f"*Floor*: one bare timer wake-up (a C loop of 10 ms `nanosleep`s) costs {floor['us_per_wakeup']} us of CPU",
+            f"on this machine (median of {' / '.join(str(v) for v in floor['runs'])}; steal {floor['steal']} %), so",
+            f"100 wake-ups a second cost {floor['us_per_wakeup'] / 100:.2f} % of a core before any work is done: a device",
+            "thread at a 10 ms period, and an event loop woken for each 20 ms chunk, are most of a client's cost here.",
+            "",
+        ]
     lines += [
         "*before*: the same rows on the code before the batched capture fan-out (`docs/bench-idle-before.json`,",
         "measured while other builds ran on the machine: load average 2-9; wake-ups were not yet recorded).",
@@ -370,11 +416,21 @@ def markdown(result, before=None):
             "Instructions per capture period (callgrind, loopback card, 10 ms periods, whole server process:",
             "device threads, event loops and clients' sockets, divided by the periods the card delivered):",
             "",
-            "| capture clients | instructions / period | periods counted |",
-            "| --- | --- | --- |",
+            "| capture clients | instructions / period | periods counted | before | ratio |",
+            "| --- | --- | --- | --- | --- |",
         ]
+        earlier_counts = result.get("callgrind_before", {})
         for clients, row in sorted(result["callgrind"].items(), key=lambda kv: int(kv[0])):
-            lines.append(f"| {clients} | {row['instructions_per_period']:,} | {row['periods']} |")
+            old = earlier_counts.get(clients) or earlier_counts.get(str(clients)) or {}
+            now, then = row["instructions_per_period"], old.get("instructions_per_period")
+            old_text = f"{then:,}" if then else ""
+            ratio = f"{then / now:.1f}x fewer" if then and now else ""
+            lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
+        lines += [
+            "",
+            "*before*: the tree before this round's idle and resampler work (libsamplerate, devices always",
+            "open), built with the same synchronous entry point so valgrind can run it.",
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -394,6 +450,8 @@ def main():
                         help="also count instructions per capture period (needs a valgrind that runs the binary)")
     parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
     parser.add_argument("--callgrind-only", action="store_true")
+    parser.add_argument("--callgrind-before", type=pathlib.Path,
+                        help="an earlier build (with the synchronous main) to count beside this one")
     args = parser.parse_args()
     if args.from_json:
         earlier_result = json.loads(args.before.read_text()) if args.before else None
@@ -409,6 +467,8 @@ def main():
               "machine": {"cores": os.cpu_count()}}
 
     if not args.callgrind_only:
+        if wanted("wakeup_floor"):
+            result["wakeup_floor"] = wakeup_floor(args.runs)
         extra = ["--max-capture-clients", "1000", "--log-level", "error"]
         for device in ("loopback", "pulse"):
             if not wanted(f"{device}_open"):
@@ -467,7 +527,9 @@ def main():
         print(json.dumps(result), flush=True)
     if args.callgrind:
         counts = [int(n) for n in args.callgrind_clients.split(",")]
-        result["callgrind"] = callgrind_counts(args, loader, counts, args.callgrind_seconds)
+        result["callgrind"] = callgrind_counts(args.binary, loader, counts, args.callgrind_seconds)
+        if args.callgrind_before:
+            result["callgrind_before"] = callgrind_counts(args.callgrind_before, loader, counts, args.callgrind_seconds)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     if args.markdown:

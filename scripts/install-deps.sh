@@ -15,9 +15,10 @@ fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)
 fi
-# Instruction counts per capture period in the idle benchmark (scripts/bench-idle.sh --callgrind).
+# Instruction counts per capture period in the idle benchmark: valgrind, and objcopy (binutils) for a
+# copy of the binary without the DWARF 5 debug info valgrind 3.19 cannot read.
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
-    want+=(valgrind)
+    want+=(valgrind binutils)
 fi
 
 missing=()

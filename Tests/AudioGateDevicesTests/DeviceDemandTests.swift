@@ -24,13 +24,18 @@ final class SwitchedSink: CaptureSink {
 
 @Suite("device demand", .serialized)
 struct DeviceDemandTests {
+    /// A capture loop on a private loopback card, started, with `idleMilliseconds` of grace.
+    static func startedLoop(idleMilliseconds: Int) -> (CaptureLoop, SwitchedSink, DeviceDemand) {
+        let sink = SwitchedSink()
+        let demand = DeviceDemand(idleMilliseconds: idleMilliseconds)
+        let capture = CaptureLoop(opener: .loopback(LoopbackCard()), sink: sink, demand: demand, logger: .test)
+        capture.start()
+        return (capture, sink, demand)
+    }
+
     @Test("an unused capture device stops after the idle period, reads nothing while parked, and restarts on wake")
     func captureParksAndWakes() async throws {
-        let card = LoopbackCard()
-        let sink = SwitchedSink()
-        let demand = DeviceDemand(idleMilliseconds: 100)
-        let capture = CaptureLoop(opener: .loopback(card), sink: sink, demand: demand, logger: .test)
-        capture.start()
+        let (capture, sink, demand) = Self.startedLoop(idleMilliseconds: 100)
         #expect(await Poll.until(seconds: 3) { capture.monitor.snapshot.state == .idle } != nil)
         let parked = sink.periods.load(ordering: .relaxed)
         try await Task.sleep(for: .milliseconds(300))
@@ -51,11 +56,7 @@ struct DeviceDemandTests {
 
     @Test("a touch keeps the device for one idle period; a stop request ends a parked loop at once")
     func touchAndStop() async throws {
-        let card = LoopbackCard()
-        let sink = SwitchedSink()
-        let demand = DeviceDemand(idleMilliseconds: 200)
-        let capture = CaptureLoop(opener: .loopback(card), sink: sink, demand: demand, logger: .test)
-        capture.start()
+        let (capture, _, demand) = Self.startedLoop(idleMilliseconds: 200)
         #expect(await Poll.until(seconds: 3) { capture.monitor.snapshot.state == .idle } != nil)
         demand.touch()
         #expect(await Poll.until(seconds: 3) { capture.monitor.snapshot.state == .running } != nil)
@@ -67,11 +68,7 @@ struct DeviceDemandTests {
 
     @Test("idle 0 never stops the device")
     func neverIdle() async throws {
-        let card = LoopbackCard()
-        let sink = SwitchedSink()
-        let capture = CaptureLoop(
-            opener: .loopback(card), sink: sink, demand: DeviceDemand(idleMilliseconds: 0), logger: .test)
-        capture.start()
+        let (capture, sink, _) = Self.startedLoop(idleMilliseconds: 0)
         try await Task.sleep(for: .milliseconds(400))
         #expect(capture.monitor.snapshot.state == .running)
         #expect(!sink.states.withLock { $0 }.contains(.idle))

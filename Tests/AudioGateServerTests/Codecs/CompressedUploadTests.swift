@@ -79,15 +79,9 @@ struct CompressedUploadTests {
             }
             try await Task.sleep(for: .milliseconds(100))
             monitor.stop()
-            let samples = monitor.samples
-            let segments = PlaybackAnalysis.segments(samples)
-            try SignalCheckFailure.require(segments.count == 1, "\(segments.count) segments")
-            let heardMs = PlaybackAnalysis.milliseconds(segments[0].count)
-            try SignalCheckFailure.require(abs(heardMs - 1000) < 60, "heard \(heardMs) ms")
-            let pitch = Goertzel.dominantFrequency(Array(samples[segments[0]]), rate: PlaybackMonitor.rate, near: 660)
-            try SignalCheckFailure.require(abs(pitch - 660) < 1, "pitch \(pitch) Hz")
+            let segment = try PlaybackAnalysis.singleTone(monitor.samples, frequency: 660, expectedMs: 1000, toleranceMs: 60)
             let mark = try #require(log.of("mark").first)
-            let end = monitor.time(ofSample: segments[0].upperBound)
+            let end = monitor.time(ofSample: segment.upperBound)
             try SignalCheckFailure.require(abs(mark.ms - end) < 40, "mark \(mark.ms - end) ms after the audio ended")
             #expect(log.of("error").count == 1, "\(log.all.map(\.type))")
         }

@@ -173,6 +173,19 @@ enum PlaybackClient {
 
 /// Tone segments in a recording: runs where a 5 ms envelope stays above a threshold.
 enum PlaybackAnalysis {
+    /// The one tone segment in `samples`, checked for its length (within `toleranceMs`) and pitch (within 1 Hz).
+    static func singleTone(
+        _ samples: [Float], frequency: Double, expectedMs: Double, toleranceMs: Double
+    ) throws -> Range<Int> {
+        let found = segments(samples)
+        try SignalCheckFailure.require(found.count == 1, "heard \(found.count) segments: a gap, or nothing")
+        let heardMs = milliseconds(found[0].count)
+        try SignalCheckFailure.require(abs(heardMs - expectedMs) < toleranceMs, "heard \(heardMs) ms")
+        let pitch = Goertzel.dominantFrequency(Array(samples[found[0]]), rate: PlaybackMonitor.rate, near: frequency)
+        try SignalCheckFailure.require(abs(pitch - frequency) < 1, "pitch \(pitch) Hz")
+        return found[0]
+    }
+
     static func segments(_ samples: [Float], rate: Int = PlaybackMonitor.rate, thresholdDBFS: Double = -30, minimumMs: Double = 30) -> [Range<Int>] {
         let window = rate / 200
         let threshold = Float(pow(10, thresholdDBFS / 20))
