@@ -13,8 +13,10 @@ and the latency rows reuse scripts/bench_playback.py and scripts/bench_capture.p
 The PulseAudio card must be running (scripts/test-card.sh start, or a private one via PULSE_SERVER).
 """
 import argparse
+import array
 import asyncio
 import json
+import math
 import os
 import pathlib
 import re
@@ -229,6 +231,75 @@ def playback_latency_row(server, args):
     }
 
 
+class MonitorRecorder:
+    """parec on the test card's monitor (48 kHz mono s16le), each block noted with its arrival time."""
+
+    RATE = 48000
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["parec", "--device=speaker.monitor", f"--rate={self.RATE}", "--channels=1", "--format=s16le",
+             "--latency-msec=5", "--raw"], stdout=subprocess.PIPE)
+        self.blocks = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while True:
+            block = self.process.stdout.read1(960)
+            if not block:
+                return
+            self.blocks.append((time.monotonic(), block))
+
+    def onset_after(self, start, threshold=0.05):
+        """Arrival time of the first block after `start` holding a sample above `threshold` of full scale."""
+        limit = int(threshold * 32768)
+        for arrived, block in list(self.blocks):
+            if arrived < start:
+                continue
+            samples = memoryview(block).cast("h") if len(block) % 2 == 0 else memoryview(block[:-1]).cast("h")
+            if any(abs(v) > limit for v in samples):
+                return arrived
+        return None
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def first_sound_row(args):
+    """Pulse card: POST to the first sound on the card's monitor, with the speaker stopped (idle) and running."""
+    tone = array.array("h", (int(16383 * math.sin(2 * math.pi * 1000 * i / 24000)) for i in range(7200))).tobytes()
+    extra = ["--log-level", "error"]
+    idle, running, steals = [], [], []
+    with tempfile.TemporaryDirectory() as data:
+        server = e2e.Server(args.binary, device="pulse", data_dir=data, extra=extra)
+        if not server.start(seconds=30):
+            raise RuntimeError("pulse server did not start")
+        recorder = MonitorRecorder()
+        try:
+            for _ in range(args.runs):
+                before = e2e.cpu_sample()
+                time.sleep(DEVICE_IDLE_SECONDS + 2)
+                for figures in (idle, running):
+                    start = time.monotonic()
+                    request = urllib.request.Request(
+                        server.base + "/v1/playback?rate=24000&channels=1&format=s16le", data=tone, method="POST",
+                        headers={"Content-Type": "application/octet-stream"})
+                    urllib.request.urlopen(request, timeout=10).read()
+                    time.sleep(1)
+                    onset = recorder.onset_after(start)
+                    figures.append(round(1000 * (onset - start), 1) if onset else None)
+                steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+        finally:
+            recorder.stop()
+            server.stop()
+    known = lambda xs: [x for x in xs if x is not None]
+    return {"idle_ms": statistics.median(known(idle)) if known(idle) else None, "idle_runs": idle,
+            "running_ms": statistics.median(known(running)) if known(running) else None, "running_runs": running,
+            "steal": round(statistics.median(steals), 2)}
+
+
 def callgrind_counts(binary, loader, clients_list, seconds):
     """Instructions per capture period (loopback card, 10 ms) with N binary capture clients."""
     rows = {}
@@ -239,10 +310,13 @@ def callgrind_counts(binary, loader, clients_list, seconds):
     stripped = pathlib.Path(out_dir) / "audiogate"
     subprocess.run(["objcopy", "--strip-debug", str(binary), str(stripped)], check=True)
     argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out.%p",
-            str(stripped), "serve", "--device", "loopback", "--device-idle-ms", "0",
+            str(stripped), "serve", "--device", "loopback",
             "--host", "127.0.0.1", "--port", str(port),
             "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", out_dir]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Devices kept running, so every row counts the same periods; by environment, which builds from
+    # before --device-idle-ms existed ignore.
+    environment = dict(os.environ, AUDIOGATE_DEVICE_IDLE_MS="0")
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
     base = f"http://127.0.0.1:{port}"
 
     def frames():
@@ -396,6 +470,12 @@ def markdown(result, before=None):
                      f"{before.get('playback_latency', {}).get('post_p99_ms', '')} |")
         lines.append(f"| 8 jittered senders (0-15 ms), underruns / device xruns | "
                      f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 | |")
+        first = result.get("first_sound")
+        if first:
+            lines.append(f"| POST to first sound at the monitor, speaker stopped after idle / running (pulse) | "
+                         f"{first['idle_ms']} / {first['running_ms']} ms | "
+                         f"{' / '.join(str(v) for v in first['idle_runs'])} ; {' / '.join(str(v) for v in first['running_runs'])} | "
+                         f"{first['steal']} | | |")
         lines += [
             "",
             "Capture to client: `scripts/bench_capture.py` (JSON clients, up to 5 of them measuring while the C",
@@ -524,12 +604,21 @@ def main():
                     result["playback_latency"] = playback_latency_row(server, args)
             finally:
                 server.stop()
+        if wanted("first_sound"):
+            result["first_sound"] = first_sound_row(args)
         print(json.dumps(result), flush=True)
+        if args.json:
+            # Saved before the slow callgrind part, so a failure there keeps these rows.
+            args.json.write_text(json.dumps(result, indent=2))
     if args.callgrind:
         counts = [int(n) for n in args.callgrind_clients.split(",")]
-        result["callgrind"] = callgrind_counts(args.binary, loader, counts, args.callgrind_seconds)
-        if args.callgrind_before:
-            result["callgrind_before"] = callgrind_counts(args.callgrind_before, loader, counts, args.callgrind_seconds)
+        try:
+            result["callgrind"] = callgrind_counts(args.binary, loader, counts, args.callgrind_seconds)
+            if args.callgrind_before:
+                result["callgrind_before"] = callgrind_counts(
+                    args.callgrind_before, loader, counts, args.callgrind_seconds)
+        except (RuntimeError, subprocess.CalledProcessError) as error:
+            print(f"bench-idle: callgrind counts failed: {error}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     if args.markdown:
