@@ -13,6 +13,8 @@ mkdir -p docs
     echo '```'
     .build/release/audiogate-bench
     echo '```'
+    echo
+    cat docs/bench-dsp-before.md
 } > docs/bench-dsp.md
 
 [[ -x scripts/bench-capture.sh ]] && scripts/bench-capture.sh || echo "bench: capture load benchmark failed or missing" >&2

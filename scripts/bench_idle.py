@@ -504,7 +504,9 @@ def markdown(result, before=None):
             old = earlier_counts.get(clients) or earlier_counts.get(str(clients)) or {}
             now, then = row["instructions_per_period"], old.get("instructions_per_period")
             old_text = f"{then:,}" if then else ""
-            ratio = f"{then / now:.1f}x fewer" if then and now else ""
+            ratio = ""
+            if then and now:
+                ratio = f"{then / now:.1f}x fewer" if then >= now else f"{now / then:.2f}x more"
             lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
         lines += [
             "",
