@@ -93,7 +93,7 @@ public final class CaptureLoop: DeviceLoop {
                     timestamp: clock.timestamp(measured: now > age ? now - age : 0, frames: frames, rate: io.format.rate))
                 monitor.update { $0.frames += UInt64(frames) }
                 if let demand, idle.expired(inUse: sink.needsDevice, demand: demand, now: now) {
-                    try sleepWhileUnused(current, demand: demand)
+                    try sleepWhileUnused(current, demand: demand, inUse: { sink.needsDevice })
                     idle.reset()
                     clock.reset()
                 }
@@ -113,20 +113,6 @@ public final class CaptureLoop: DeviceLoop {
                 }
             }
         }
-    }
-
-    /// Stops the device, waits for a listener (or a status reader), and starts it again.
-    private func sleepWhileUnused(_ stream: any PCMStream, demand: DeviceDemand) throws(ALSAError) {
-        try stream.stop()
-        logger.debug("capture device idle: stopped until a client needs it")
-        sink.captureStatusChanged(monitor.idled(true))
-        demand.park(
-            until: { sink.needsDevice || demand.touched(at: MonotonicClock.nowNanoseconds()) },
-            stopRequested: { control.stopRequested })
-        guard !control.stopRequested else { return }
-        try stream.prepare()
-        try stream.start()
-        sink.captureStatusChanged(monitor.idled(false))
     }
 
     func report(_ status: DeviceStatus) {

@@ -22,7 +22,7 @@ public final class DeviceDemand: Sendable {
     /// Whether the device may stop at all.
     public var stopsWhenIdle: Bool { idleMilliseconds > 0 }
 
-    private var idleNanoseconds: UInt64 { UInt64(idleMilliseconds) * 1_000_000 }
+    var idleNanoseconds: UInt64 { UInt64(idleMilliseconds) * 1_000_000 }
 
     /// Someone needs the device now: a parked loop starts it again.
     public func wake() {
@@ -36,20 +36,21 @@ public final class DeviceDemand: Sendable {
         wake()
     }
 
-    /// Whether a `touch()` keeps the device running at `now`.
-    func touched(at now: UInt64) -> Bool {
+    /// Whether the device is wanted at `now`: a user has it (`inUse`), or a `touch()` still holds.
+    func wanted(inUse: Bool, at now: UInt64) -> Bool {
+        if inUse { return true }
         let last = lastTouch.load(ordering: .relaxed)
         return last != 0 && now &- last < idleNanoseconds
     }
 
-    /// Blocks the device thread until `wanted()` holds or `stopRequested()`, without timers: only a
-    /// `wake()` (or a stop, which wakes too) gets it going again.
-    func park(until wanted: () -> Bool, stopRequested: () -> Bool) {
+    /// Blocks the device thread until the device is wanted (`inUse()`, or a touch) or
+    /// `stopRequested()`, without timers: only a `wake()` (or a stop, which wakes too) gets it going again.
+    func park(until inUse: () -> Bool, stopRequested: () -> Bool) {
         parked.store(true, ordering: .sequentiallyConsistent)
         defer { parked.store(false, ordering: .sequentiallyConsistent) }
         while !stopRequested() {
             _ = pending.exchange(false, ordering: .sequentiallyConsistent)
-            if wanted() { return }
+            if wanted(inUse: inUse(), at: MonotonicClock.nowNanoseconds()) { return }
             wakeup.wait()
         }
     }

@@ -36,6 +36,19 @@ extension DeviceLoop {
         await stop()
     }
 
+    /// Stops the device for want of users, parks until `inUse()` (or a touch of `demand`), and
+    /// restarts it as recovery does: `prepare`, then `start` for capture.
+    func sleepWhileUnused(_ stream: any PCMStream, demand: DeviceDemand, inUse: () -> Bool) throws(ALSAError) {
+        try stream.stop()
+        logger.debug("\(Self.direction.rawValue) device idle: stopped until a client needs it")
+        report(monitor.idled(true))
+        demand.park(until: inUse, stopRequested: { control.stopRequested })
+        guard !control.stopRequested else { return }
+        try stream.prepare()
+        if Self.direction == .capture { try stream.start() }
+        report(monitor.idled(false))
+    }
+
     /// Records a failed open or a lost device, reports it, and waits out the next backoff step.
     func fail(_ error: ALSAError, backoff: inout Backoff) {
         let delay = backoff.next()

@@ -5,7 +5,7 @@ struct IdleCountdown {
     /// Whether the device has gone unused for the whole idle period at `now`.
     mutating func expired(inUse: Bool, demand: DeviceDemand, now: UInt64) -> Bool {
         guard demand.stopsWhenIdle else { return false }
-        if inUse || demand.touched(at: now) {
+        if demand.wanted(inUse: inUse, at: now) {
             since = nil
             return false
         }
@@ -13,7 +13,7 @@ struct IdleCountdown {
             self.since = now
             return false
         }
-        return now &- since >= UInt64(demand.idleMilliseconds) * 1_000_000
+        return now &- since >= demand.idleNanoseconds
     }
 
     mutating func reset() {

@@ -73,7 +73,9 @@ public final class PlaybackLoop: DeviceLoop {
                     if let demand,
                         idle.expired(inUse: source.needsDevice, demand: demand, now: MonotonicClock.nowNanoseconds())
                     {
-                        try sleepWhileUnused(current, demand: demand, framesWritten: framesWritten)
+                        // The dropped buffer holds only silence: nothing will be ahead of the speaker.
+                        source.playbackProgress(framesWritten: framesWritten, delayFrames: 0)
+                        try sleepWhileUnused(current, demand: demand, inUse: { source.needsDevice })
                         idle.reset()
                         blockedMilliseconds = 0
                         continue
@@ -126,19 +128,6 @@ public final class PlaybackLoop: DeviceLoop {
                 }
             }
         }
-    }
-
-    /// Stops the device, waits until something is to be played, and prepares it again.
-    private func sleepWhileUnused(_ stream: any PCMStream, demand: DeviceDemand, framesWritten: UInt64) throws(ALSAError) {
-        try stream.stop()
-        logger.debug("playback device idle: stopped until something plays")
-        // The dropped buffer held only silence; nothing is ahead of the speaker any more.
-        source.playbackProgress(framesWritten: framesWritten, delayFrames: 0)
-        source.playbackStatusChanged(monitor.idled(true))
-        demand.park(until: { source.needsDevice }, stopRequested: { control.stopRequested })
-        guard !control.stopRequested else { return }
-        try stream.prepare()
-        source.playbackStatusChanged(monitor.idled(false))
     }
 
     func report(_ status: DeviceStatus) {

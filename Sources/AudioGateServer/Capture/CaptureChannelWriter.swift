@@ -48,9 +48,7 @@ final class CaptureChannelWriter: Sendable {
         while channel.isWritable {
             var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes + Self.headerRoom)
             spare.value = nil
-            buffer.clear()
-            buffer.moveWriterIndex(forwardBy: Self.headerRoom)
-            buffer.moveReaderIndex(forwardBy: Self.headerRoom)
+            Self.clearLeavingHeaderRoom(&buffer)
             var taken: CaptureSubscriber.Event?? = nil
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw in
                 taken = subscriber.take(into: raw.bindMemory(to: UInt8.self))
@@ -98,9 +96,15 @@ final class CaptureChannelWriter: Sendable {
 
     private func text(_ string: String) -> WebSocketFrame {
         var buffer = channel.allocator.buffer(capacity: string.utf8.count + Self.headerRoom)
-        buffer.moveWriterIndex(forwardBy: Self.headerRoom)
-        buffer.moveReaderIndex(forwardBy: Self.headerRoom)
+        Self.clearLeavingHeaderRoom(&buffer)
         buffer.writeString(string)
         return WebSocketFrame(fin: true, opcode: .text, data: buffer)
+    }
+
+    /// Empties `buffer` and starts its payload `headerRoom` bytes in.
+    private static func clearLeavingHeaderRoom(_ buffer: inout ByteBuffer) {
+        buffer.clear()
+        buffer.moveWriterIndex(forwardBy: headerRoom)
+        buffer.moveReaderIndex(forwardBy: headerRoom)
     }
 }

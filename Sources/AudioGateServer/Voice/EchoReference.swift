@@ -44,20 +44,7 @@ public final class EchoReference: Sendable {
                 state.samples = [Float](repeating: 0, count: format.rate * Self.seconds)
                 state.anchored = false
             }
-            defer { state.endFrame = startFrame &+ UInt64(frames) }
             let capacity = state.samples.count
-            guard let output = lent?.readOnly else {
-                state.samples.withUnsafeMutableBufferPointer { ring in
-                    var frame = 0
-                    while frame < frames {
-                        let slot = Int((startFrame &+ UInt64(frame)) % UInt64(capacity))
-                        let run = min(frames - frame, capacity - slot)
-                        UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + run)]).update(repeating: 0)
-                        frame += run
-                    }
-                }
-                return
-            }
             let channels = format.channels
             let scale = 1 / Float(channels)
             state.samples.withUnsafeMutableBufferPointer { ring in
@@ -66,15 +53,20 @@ public final class EchoReference: Sendable {
                 while frame < frames {
                     let slot = Int((startFrame &+ UInt64(frame)) % UInt64(capacity))
                     let run = min(frames - frame, capacity - slot)
-                    for index in 0..<run {
-                        let base = (frame + index) * channels
-                        var sum: Float = 0
-                        for channel in 0..<channels { sum += output[base + channel] }
-                        ring[slot + index] = sum * scale
+                    if let output = lent?.readOnly {
+                        for index in 0..<run {
+                            let base = (frame + index) * channels
+                            var sum: Float = 0
+                            for channel in 0..<channels { sum += output[base + channel] }
+                            ring[slot + index] = sum * scale
+                        }
+                    } else {
+                        UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + run)]).update(repeating: 0)
                     }
                     frame += run
                 }
             }
+            state.endFrame = startFrame &+ UInt64(frames)
         }
     }
 
