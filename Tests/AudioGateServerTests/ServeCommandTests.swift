@@ -45,4 +45,15 @@ struct ServeCommandTests {
         #expect(status == nil, "it keeps running: \(stderr)")
         #expect(stderr.contains("capture device 'plughw:CARD=NoSuchUSB,DEV=0' unavailable; waiting for it"), "\(stderr)")
     }
+
+    @Test("--device-idle-ms out of range is refused at once with the flag named")
+    func badIdle() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        for value in ["-1", "3600001"] {
+            let (status, stderr) = try Self.run(
+                ["serve", "--device", "loopback", "--device-idle-ms=\(value)", "--port", "8799"], seconds: 10)
+            #expect(status != nil && status != 0, "\(value) was accepted: \(stderr)")
+            #expect(stderr.contains("--device-idle-ms must be 0 (never stop) to 3600000"), "\(stderr)")
+        }
+    }
 }
