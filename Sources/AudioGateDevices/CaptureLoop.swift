@@ -6,6 +6,10 @@ import Synchronization
 
 /// The capture device thread: reads periods at the hardware format, converts them to float and
 /// hands them to the sink, recovering from xruns, suspends and lost devices on its own.
+///
+/// It wakes once per `CaptureSink.batchMilliseconds` of audio rather than once per period (ALSA's
+/// `avail_min`): a client taking 20 ms chunks gets each as soon as it is whole either way, and the
+/// thread and the event loops it feeds wake half as often at a 10 ms period.
 public final class CaptureLoop: DeviceLoop {
     /// Status for readers.
     public let monitor: DeviceMonitor
@@ -31,7 +35,7 @@ public final class CaptureLoop: DeviceLoop {
         monitor = DeviceMonitor(name: opener.name, direction: .capture)
     }
 
-    static let threadName = "audiogate-capture"
+    static let threadName = "ag-capture"
     static let direction = PCMDirection.capture
 
     func loop() {
@@ -42,6 +46,7 @@ public final class CaptureLoop: DeviceLoop {
         var silentMilliseconds = 0
         var clock = CaptureClock()
         var idle = IdleCountdown()
+        var wakeFrames = 0
 
         while !control.stopRequested {
             guard let current = stream, let io = buffers else {
@@ -50,6 +55,7 @@ public final class CaptureLoop: DeviceLoop {
                     try fresh.start()
                     stream = fresh
                     buffers = DeviceBuffers(fresh.negotiated)
+                    wakeFrames = fresh.negotiated.periodFrames
                     backoff.reset()
                     silentMilliseconds = 0
                     let status = monitor.opened(fresh.negotiated, isReopen: opened > 0)
@@ -63,6 +69,11 @@ public final class CaptureLoop: DeviceLoop {
             }
 
             do throws(ALSAError) {
+                let wanted = io.wakeFrames(batchMilliseconds: sink.batchMilliseconds)
+                if wanted != wakeFrames {
+                    try current.setWakeThreshold(frames: wanted)
+                    wakeFrames = wanted
+                }
                 if try !current.wait(timeoutMilliseconds: 100) {
                     silentMilliseconds += 100
                     if silentMilliseconds >= Self.stallMilliseconds {
@@ -70,7 +81,8 @@ public final class CaptureLoop: DeviceLoop {
                     }
                     continue
                 }
-                let frames = try current.read(into: io.raw.baseAddress!, frames: io.periodFrames)
+                // Everything that is ready, in one read: a sound server may deliver more than asked for.
+                let frames = try current.read(into: io.raw.baseAddress!, frames: io.capacityFrames)
                 guard frames > 0 else { continue }
                 silentMilliseconds = 0
                 let now = MonotonicClock.nowNanoseconds()

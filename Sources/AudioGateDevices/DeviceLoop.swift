@@ -11,7 +11,7 @@ protocol DeviceLoop: Service, Sendable {
     var logger: Logger { get }
     /// Capture or playback, for log messages.
     static var direction: PCMDirection { get }
-    /// The thread's name, as `top -H` and debuggers show it.
+    /// The thread's name, as `top -H` and debuggers show it; Linux refuses names over 15 bytes.
     static var threadName: String { get }
     /// The thread's body; returns once `control.stopRequested`.
     func loop()

@@ -12,6 +12,8 @@ final class DeviceThread: Sendable {
 
     init(name: String, body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            // On Linux a name set before `start` never reaches the kernel; set from inside, it does.
+            Thread.current.name = name
             body()
             let waiters = self.state.withLock { state in
                 state.finished = true
@@ -20,7 +22,6 @@ final class DeviceThread: Sendable {
             }
             for waiter in waiters { waiter.resume() }
         }
-        thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
     }

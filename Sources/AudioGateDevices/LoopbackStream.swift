@@ -8,6 +8,8 @@ final class LoopbackStream: PCMStream {
     let negotiated: NegotiatedFormat
     /// Capture: the next frame to read.
     private var readPosition: Int64 = 0
+    /// Frames `wait` waits for (ALSA's `avail_min`): one period until told otherwise.
+    private var wakeFrames: Int
 
     init(card: LoopbackCard, direction: PCMDirection, request: PCMRequest) {
         self.card = card
@@ -18,6 +20,7 @@ final class LoopbackStream: PCMStream {
             format: LoopbackCard.format,
             periodFrames: period,
             bufferFrames: max(2 * period, rate * request.bufferMilliseconds / 1000))
+        wakeFrames = period
         readPosition = card.nowFrame
         if direction == .playback { card.preparePlayback() }
     }
@@ -30,11 +33,11 @@ final class LoopbackStream: PCMStream {
         let target: Int64
         switch direction {
         case .capture:
-            target = readPosition + Int64(negotiated.periodFrames)
+            target = readPosition + Int64(wakeFrames)
         case .playback:
-            // Room for a period appears when the clock consumes what is queued beyond buffer - period.
+            // Room for `wakeFrames` appears when the clock consumes what is queued beyond buffer - wakeFrames.
             let queued = Int64(card.playbackDelay())
-            let excess = queued - Int64(negotiated.bufferFrames - negotiated.periodFrames)
+            let excess = queued - Int64(negotiated.bufferFrames - wakeFrames)
             target = card.nowFrame + max(0, excess)
         }
         let wait = card.nanoseconds(until: target)
@@ -85,6 +88,10 @@ final class LoopbackStream: PCMStream {
     }
 
     func resume() throws(ALSAError) {}
+
+    func setWakeThreshold(frames: Int) throws(ALSAError) {
+        wakeFrames = min(max(1, frames), negotiated.bufferFrames)
+    }
 
     func stop() throws(ALSAError) {
         if direction == .playback { card.preparePlayback() }

@@ -13,6 +13,8 @@ public final class PCMHandle: PCMStream {
     /// What the card accepted.
     public let negotiated: NegotiatedFormat
     private let pcm: OpaquePointer
+    /// Kept for `setWakeThreshold`, so changing it later allocates nothing.
+    private let software: OpaquePointer
 
     /// Opens `name` and negotiates the hardware format closest to `request`.
     public init(name: String, direction: PCMDirection, request: PCMRequest) throws(ALSAError) {
@@ -23,12 +25,19 @@ public final class PCMHandle: PCMStream {
         guard let handle else {
             throw ALSAError(code: .failed, call: "snd_pcm_open", message: "no handle returned")
         }
+        guard let software = audiogate_sw_params_new() else {
+            snd_pcm_close(handle)
+            throw ALSAError(code: .failed, call: "snd_pcm_sw_params_malloc", message: "out of memory")
+        }
         do {
             self.negotiated = try Self.configure(handle, direction: direction, request: request)
+            try alsaCheck("snd_pcm_sw_params_current", snd_pcm_sw_params_current(handle, software))
         } catch {
+            snd_pcm_sw_params_free(software)
             snd_pcm_close(handle)
             throw error
         }
+        self.software = software
         self.pcm = handle
         self.name = name
         self.direction = direction
@@ -36,6 +45,7 @@ public final class PCMHandle: PCMStream {
 
     deinit {
         snd_pcm_close(pcm)
+        snd_pcm_sw_params_free(software)
     }
 
     public func start() throws(ALSAError) {
@@ -74,6 +84,13 @@ public final class PCMHandle: PCMStream {
 
     public func resume() throws(ALSAError) {
         try alsaCheck("snd_pcm_resume", snd_pcm_resume(pcm))
+    }
+
+    public func setWakeThreshold(frames: Int) throws(ALSAError) {
+        try alsaCheck(
+            "snd_pcm_sw_params_set_avail_min",
+            snd_pcm_sw_params_set_avail_min(pcm, software, snd_pcm_uframes_t(max(1, frames))))
+        try alsaCheck("snd_pcm_sw_params", snd_pcm_sw_params(pcm, software))
     }
 
     public func stop() throws(ALSAError) {

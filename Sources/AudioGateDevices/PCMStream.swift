@@ -22,6 +22,9 @@ public protocol PCMStream: AnyObject {
     func prepare() throws(ALSAError)
     /// Resumes after a suspend; throws `.wouldBlock` while the device is still waking.
     func resume() throws(ALSAError)
+    /// Makes `wait` return only once `frames` can be read or written (ALSA's `avail_min`), so a
+    /// loop that takes several periods at a time wakes once for them.
+    func setWakeThreshold(frames: Int) throws(ALSAError)
     /// Stops the stream at once, dropping what is buffered; `prepare` (and `start` for capture) restarts it.
     func stop() throws(ALSAError)
 }

@@ -32,7 +32,7 @@ public final class PlaybackLoop: DeviceLoop {
         monitor = DeviceMonitor(name: opener.name, direction: .playback)
     }
 
-    static let threadName = "audiogate-playback"
+    static let threadName = "ag-playback"
     static let direction = PCMDirection.playback
 
     func loop() {

@@ -17,8 +17,12 @@ final class CaptureChannelWriter: Sendable {
     private let metrics: CaptureMetrics
     /// A buffer left over from a drain that found no chunk, reused by the next one.
     private let spare: NIOLoopBoundBox<ByteBuffer?>
-    /// Room left before each frame's payload: NIO's frame encoder writes the header there instead
-    /// of into a buffer of its own, so a frame goes out as one buffer (and one iovec) instead of two.
+    /// The context of the channel's WebSocket frame encoder, found when the writer starts: audio
+    /// frames enter the pipeline there, already framed, instead of passing every handler above it
+    /// and the encoder (a dynamic cast and a retain per handler, per frame, per client).
+    private let encoderContext: NIOLoopBoundBox<ChannelHandlerContext?>
+    /// Room left before each frame's payload for its header, so a frame goes out as one buffer
+    /// (and one iovec) instead of two.
     static let headerRoom = 14
 
     init(channel: any Channel, drain: CaptureDrain, json: Bool, metrics: CaptureMetrics) {
@@ -27,10 +31,12 @@ final class CaptureChannelWriter: Sendable {
         self.json = json
         self.metrics = metrics
         spare = .makeEmptyBox(valueType: ByteBuffer.self, eventLoop: channel.eventLoop)
+        encoderContext = .makeEmptyBox(valueType: ChannelHandlerContext.self, eventLoop: channel.eventLoop)
     }
 
     /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
     func start(_ subscriber: CaptureSubscriber, message: String) {
+        encoderContext.value = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         channel.write(text(message), promise: nil)
         if subscriber.goLive() {
             drain(subscriber)
@@ -45,6 +51,7 @@ final class CaptureChannelWriter: Sendable {
         let chunkBytes = subscriber.chunkBytes
         var wrote = false
         defer { if wrote { channel.flush() } }
+        let encoder = encoderContext.value
         while channel.isWritable {
             var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes + Self.headerRoom)
             spare.value = nil
@@ -69,6 +76,9 @@ final class CaptureChannelWriter: Sendable {
                     buffer.clear()
                     spare.value = buffer
                     channel.write(text(message), promise: nil)
+                } else if let encoder {
+                    Self.prependBinaryFrameHeader(&buffer)
+                    encoder.write(NIOAny(buffer), promise: nil)
                 } else {
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
                 }
@@ -99,6 +109,27 @@ final class CaptureChannelWriter: Sendable {
         Self.clearLeavingHeaderRoom(&buffer)
         buffer.writeString(string)
         return WebSocketFrame(fin: true, opcode: .text, data: buffer)
+    }
+
+    /// Writes an unmasked, final binary frame's header (RFC 6455 5.2) into the room before the payload.
+    static func prependBinaryFrameHeader(_ buffer: inout ByteBuffer) {
+        let length = buffer.readableBytes
+        let start: Int
+        switch length {
+        case ..<126:
+            start = buffer.readerIndex - 2
+            buffer.setInteger(UInt8(length), at: start + 1)
+        case ...0xFFFF:
+            start = buffer.readerIndex - 4
+            buffer.setInteger(UInt8(126), at: start + 1)
+            buffer.setInteger(UInt16(length), at: start + 2)
+        default:
+            start = buffer.readerIndex - 10
+            buffer.setInteger(UInt8(127), at: start + 1)
+            buffer.setInteger(UInt64(length), at: start + 2)
+        }
+        buffer.setInteger(UInt8(0x82), at: start)
+        buffer.moveReaderIndex(to: start)
     }
 
     /// Empties `buffer` and starts its payload `headerRoom` bytes in.

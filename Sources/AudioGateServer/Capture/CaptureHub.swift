@@ -52,6 +52,8 @@ public final class CaptureHub: CaptureSink {
     public let demand: DeviceDemand
     /// Whether any group exists, read by the capture thread every period without the lock.
     private let listening = Atomic<Bool>(false)
+    /// The shortest chunk any subscriber takes, in ms: how much audio the capture thread may read at once.
+    private let shortestChunk = Atomic<Int>(Int.max)
 
     public init(
         configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger,
@@ -125,6 +127,10 @@ public final class CaptureHub: CaptureSink {
     }
 
     public var needsDevice: Bool { listening.load(ordering: .relaxed) }
+
+    /// No subscriber gets a chunk before it is whole, so reading less than the shortest chunk at a
+    /// time only adds wake-ups.
+    public var batchMilliseconds: Int { shortestChunk.load(ordering: .relaxed) }
 
     public func captureStatusChanged(_ status: DeviceStatus) {
         if status.state == .idle {
@@ -239,6 +245,7 @@ public final class CaptureHub: CaptureSink {
             }
             group.subscribers.append(subscriber)
             listening.store(true, ordering: .relaxed)
+            publishShortestChunk(core.groups)
             if core.deviceLost { subscriber.deliver(.lost) }
         }
         demand.wake()
@@ -267,6 +274,7 @@ public final class CaptureHub: CaptureSink {
             }
             let group = core.groups[index]
             group.subscribers.removeAll { $0 === subscriber }
+            defer { publishShortestChunk(core.groups) }
             guard group.subscribers.isEmpty else { return nil }
             core.groups.remove(at: index)
             listening.store(!core.groups.isEmpty, ordering: .relaxed)
@@ -277,6 +285,15 @@ public final class CaptureHub: CaptureSink {
         _ = removed
         members.withLock { $0.removeAll { $0 === subscriber } }
         publishCounts()
+    }
+
+    /// Called with the core lock held, whenever a subscriber joins or leaves.
+    private func publishShortestChunk(_ groups: [CaptureGroup]) {
+        var shortest = Int.max
+        for group in groups {
+            for subscriber in group.subscribers { shortest = min(shortest, subscriber.parameters.chunkMilliseconds) }
+        }
+        shortestChunk.store(shortest, ordering: .relaxed)
     }
 
     private func publishCounts() {

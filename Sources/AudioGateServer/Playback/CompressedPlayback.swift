@@ -14,6 +14,7 @@ enum CompressedPlayback {
     ) async -> StreamingDecoder.Outcome {
         await withCheckedContinuation { continuation in
             let thread = Thread {
+                Thread.current.name = "ag-decode"
                 let decoder = StreamingDecoder(container: container, queue: queue)
                 var probed = false
                 let outcome = decoder.run { samples, rate, channels in
@@ -26,7 +27,6 @@ enum CompressedPlayback {
                 }
                 continuation.resume(returning: outcome)
             }
-            thread.name = "audiogate-decode"
             thread.stackSize = stackSize
             thread.start()
         }

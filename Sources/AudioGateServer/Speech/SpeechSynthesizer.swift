@@ -61,6 +61,7 @@ public final class SpeechSynthesizer: Sendable {
     /// Speaks `text` into `output` on a new thread; returns at once.
     func synthesize(text: String, voice: String, wordsPerMinute: Int, into output: SpeechOutput) {
         let thread = Thread { [self] in
+            Thread.current.name = "ag-speech"
             do throws(SpeechError) {
                 try engine.withLock { engine throws(SpeechError) in
                     _ = try Self.start(&engine)
@@ -81,7 +82,6 @@ public final class SpeechSynthesizer: Sendable {
                 output.finish(error: error)
             }
         }
-        thread.name = "audiogate-speech"
         thread.start()
     }
 

@@ -84,7 +84,10 @@ final class VoiceChannel: Sendable {
                 reference: [Float](repeating: 0, count: frameSize),
                 encoded: [UInt8](repeating: 0, count: frameSize * format.sampleFormat.bytesPerSample),
                 fifo: RingBuffer(capacity: frameSize * 4)))
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            Thread.current.name = "ag-voice"
+            run()
+        }
         thread.stackSize = 1 << 20
         thread.start()
     }
