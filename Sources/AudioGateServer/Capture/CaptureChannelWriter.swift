@@ -47,21 +47,37 @@ final class CaptureChannelWriter: Sendable {
 
     /// Writes every queued event while the socket takes more; on the event loop.
     func drain(_ subscriber: CaptureSubscriber) {
-        subscriber.drainStarted()
+        guard channel.isWritable else {
+            // Nothing is taken now; the next period's append hands the subscriber back.
+            subscriber.drainStarted()
+            return
+        }
         let chunkBytes = subscriber.chunkBytes
-        var wrote = false
-        defer { if wrote { channel.flush() } }
         let encoder = encoderContext.value
-        while channel.isWritable {
+        var wrote = false
+        var lastAudio: ByteBuffer?
+        defer {
+            if wrote {
+                // From the encoder down, like the audio: everything above it was written synchronously.
+                if let encoder { encoder.flush() } else { channel.flush() }
+            }
+            // A socket that took the frame has let go of its buffer by now: the next drain reuses it
+            // instead of allocating (a buffer still queued in NIO is copied on write, never overwritten).
+            if let lastAudio, spare.value == nil { spare.value = lastAudio }
+        }
+        var first = true
+        var more = true
+        while more, first || channel.isWritable {
             var buffer = spare.value ?? channel.allocator.buffer(capacity: chunkBytes + Self.headerRoom)
             spare.value = nil
             Self.clearLeavingHeaderRoom(&buffer)
             var taken: CaptureSubscriber.Event?? = nil
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw in
-                taken = subscriber.take(into: raw.bindMemory(to: UInt8.self))
+                (taken, more) = subscriber.takeForDrain(into: raw.bindMemory(to: UInt8.self), startingDrain: first)
                 if case .chunk = taken { return chunkBytes }
                 return 0
             }
+            first = false
             guard case .some(.some(let event)) = taken else {
                 spare.value = buffer
                 return
@@ -79,6 +95,7 @@ final class CaptureChannelWriter: Sendable {
                 } else if let encoder {
                     Self.prependBinaryFrameHeader(&buffer)
                     encoder.write(NIOAny(buffer), promise: nil)
+                    lastAudio = buffer
                 } else {
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
                 }

@@ -256,9 +256,26 @@ public final class CaptureSubscriber: Sendable {
     /// queued. A chunk's bytes are copied into `destination` (at least `chunkBytes` long).
     func take(into destination: UnsafeMutableBufferPointer<UInt8>) -> Event?? {
         let lent = LentBuffer(destination)
-        return state.withLock { state -> Event?? in
+        return state.withLock { state in take(into: lent.buffer, state: &state) }
+    }
+
+    /// `take` for a writer's drain, which also learns whether more is queued, so it needs no second
+    /// look; `startingDrain` does what `drainStarted` does, under the same lock.
+    func takeForDrain(
+        into destination: UnsafeMutableBufferPointer<UInt8>, startingDrain: Bool
+    ) -> (event: Event??, more: Bool) {
+        let lent = LentBuffer(destination)
+        return state.withLock { state in
+            if startingDrain { state.drainRequested = false }
+            let event = take(into: lent.buffer, state: &state)
+            return (event, state.hasWork)
+        }
+    }
+
+    private func take(into buffer: UnsafeMutableBufferPointer<UInt8>, state: inout State) -> Event?? {
+        do {
             // Exactly one chunk: the caller's buffer may be larger.
-            let destination = UnsafeMutableBufferPointer(rebasing: lent.buffer[0..<chunkBytes])
+            let destination = UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes])
             if state.closed { return .some(nil) }
             if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
                 return Event.device(state.deviceEvents.removeFirst().state)

@@ -1,6 +1,7 @@
 import AudioGateCore
 import AudioGateDevices
 @testable import AudioGateServer
+import NIOCore
 import Testing
 
 @Suite("capture parameters and subscriber queue")
@@ -177,5 +178,36 @@ struct CaptureUnitTests {
         try await Task.sleep(for: .milliseconds(50))
         waiter.cancel()
         #expect(await waiter.value == nil)
+    }
+
+    @Test("the hub asks the capture thread to read once per shortest chunk of its subscribers")
+    func batchFollowsShortestChunk() throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        #expect(hub.batchMilliseconds == Int.max)
+        let slow = try hub.subscribe(CaptureParameters(query: ["chunk_ms": "100"]), transport: .http)
+        #expect(hub.batchMilliseconds == 100)
+        let fast = try hub.subscribe(CaptureParameters(query: ["chunk_ms": "20", "rate": "24000"]), transport: .http)
+        #expect(hub.batchMilliseconds == 20)
+        hub.unsubscribe(fast)
+        #expect(hub.batchMilliseconds == 100)
+        hub.unsubscribe(slow)
+        #expect(hub.batchMilliseconds == Int.max)
+    }
+
+    @Test("audio frames get an RFC 6455 header in their header room: 7-bit, 16-bit and 64-bit lengths")
+    func binaryFrameHeader() {
+        for (length, header) in [
+            (100, [0x82, 100]), (640, [0x82, 126, 0x02, 0x80]),
+            (70000, [0x82, 127, 0, 0, 0, 0, 0, 0x01, 0x11, 0x70]),
+        ] as [(Int, [UInt8])] {
+            var buffer = ByteBufferAllocator().buffer(capacity: length + CaptureChannelWriter.headerRoom)
+            buffer.moveWriterIndex(forwardBy: CaptureChannelWriter.headerRoom)
+            buffer.moveReaderIndex(forwardBy: CaptureChannelWriter.headerRoom)
+            buffer.writeRepeatingByte(7, count: length)
+            CaptureChannelWriter.prependBinaryFrameHeader(&buffer)
+            #expect(buffer.readableBytes == length + header.count)
+            #expect(buffer.getBytes(at: buffer.readerIndex, length: header.count) == header)
+            #expect(buffer.getInteger(at: buffer.readerIndex + header.count, as: UInt8.self) == 7)
+        }
     }
 }
