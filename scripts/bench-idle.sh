@@ -18,7 +18,8 @@ binary="$(swift build -c release --show-bin-path)/audiogate"
 # docs/bench-idle-before.json: the same rows measured on the code before the batched capture fan-out.
 # AUDIOGATE_BEFORE_BIN: an earlier build whose instruction counts stand beside these.
 before=()
-[[ -n "${AUDIOGATE_BEFORE_BIN:-}" ]] && before=(--callgrind-before "$AUDIOGATE_BEFORE_BIN")
+# AUDIOGATE_BEFORE_LABEL says what that build is, for the docs.
+[[ -n "${AUDIOGATE_BEFORE_BIN:-}" ]] && before=(--callgrind-before "$AUDIOGATE_BEFORE_BIN" --callgrind-before-label "${AUDIOGATE_BEFORE_LABEL:-}")
 "$python" scripts/bench_idle.py --binary "$binary" --seconds "$seconds" --runs "$runs" --callgrind "${before[@]}" \
     --json .build/bench-idle.json --markdown docs/bench-idle.md --before docs/bench-idle-before.json >/dev/null
 echo "wrote docs/bench-idle.md"

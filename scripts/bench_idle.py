@@ -61,6 +61,20 @@ def switches(pid):
     return total
 
 
+def thread_ticks(pid):
+    """CPU ticks so far by thread group: device threads (ag-*), NIO event loops, and the rest."""
+    groups = {"device": 0, "event_loops": 0, "other": 0}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        group = "device" if name.startswith("ag-") else "event_loops" if name.startswith("NIO-") else "other"
+        groups[group] += int(fields[11]) + int(fields[12])
+    return groups
+
+
 def rss_mb(pid):
     with open(f"/proc/{pid}/statm") as f:
         return int(f.read().split()[1]) * PAGE_MB
@@ -73,10 +87,13 @@ class Window:
         self.pid = pid
         self.ticks, self.time, self.cpu = cpu_ticks(pid), time.monotonic(), e2e.cpu_sample()
         self.switches = switches(pid)
+        self.groups = thread_ticks(pid)
 
     def close(self):
         elapsed = time.monotonic() - self.time
+        groups = thread_ticks(self.pid)
         return {
+            "threads": {name: round(100 * (groups[name] - self.groups[name]) / CLK_TCK / elapsed, 2) for name in groups},
             "cpu": 100 * (cpu_ticks(self.pid) - self.ticks) / CLK_TCK / elapsed,
             "steal": e2e.steal_percent(self.cpu, e2e.cpu_sample()),
             "load": os.getloadavg()[0],
@@ -127,6 +144,27 @@ def wakeup_floor(runs):
             "steal": round(statistics.median(steals), 2)}
 
 
+def send_floor(runs, seconds, clients_list):
+    """CPU % of one core that a C program spends on the same sends with no server logic (scripts/send_floor.c)."""
+    out = ROOT / ".build/send-floor"
+    source = ROOT / "scripts/send_floor.c"
+    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
+        out.parent.mkdir(exist_ok=True)
+        subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
+    rows = {}
+    for clients in clients_list:
+        figures, steals = [], []
+        for _ in range(runs):
+            before = e2e.cpu_sample()
+            result = json.loads(subprocess.run([str(out), str(clients), str(seconds)], capture_output=True,
+                                               text=True, check=True).stdout)
+            figures.append(result["cpu_percent"])
+            steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+        rows[str(clients)] = {"cpu": round(statistics.median(figures), 2), "runs": figures,
+                              "steal": round(statistics.median(steals), 2)}
+    return rows
+
+
 def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
     return subprocess.Popen(
         [str(binary), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
@@ -141,6 +179,9 @@ def status(server):
 def median_row(runs, **extra):
     row = {key: round(statistics.median(r[key] for r in runs), 2) for key in ("cpu", "steal", "load", "rss", "wakeups")}
     row["cpu_runs"] = [round(r["cpu"], 2) for r in runs]
+    if all("threads" in r for r in runs):
+        row["threads"] = {name: round(statistics.median(r["threads"][name] for r in runs), 2)
+                          for name in runs[0]["threads"]}
     row.update(extra)
     return row
 
@@ -400,9 +441,12 @@ def markdown(result, before=None):
         "payload bytes any client received over the window divided by 32000 B/s x window. Playback sender:",
         "24 kHz s16le, 20 ms chunks on a real-time schedule. Device period 10 ms, buffer 40 ms.",
         "",
-        "| case | server CPU % (median) | runs | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | server CPU % (median) | runs | device threads / event loops / other % | same sends from C % | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    floors = result.get("send_floor", {})
+    floor_clients = {"loopback_capture1": "1", "pulse_capture1": "1", "pulse_capture100": "100",
+                     "pulse_capture500": "500", "pulse_capture1000": "1000"}
     rows = [
         ("loopback card, no client (devices stopped after 5 s idle, the default)", "loopback_idle", None, "<= 0.2"),
         ("loopback card, devices kept open, no client (`--device-idle-ms 0`)", "loopback_open", None, "<= 0.2"),
@@ -427,6 +471,9 @@ def markdown(result, before=None):
         realtime = f"{100 * row['realtime_min']:.1f} %" if "realtime_min" in row else ""
         runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
         wakeups = f"{row['wakeups']:.0f}" if "wakeups" in row else ""
+        threads = " / ".join(f"{row['threads'][g]:.2f}" for g in ("device", "event_loops", "other")) if "threads" in row else ""
+        floor_row = floors.get(floor_clients.get(key, ""))
+        floor_text = f"{floor_row['cpu']:.2f}" if floor_row else ""
         old = ""
         if old_key and before.get(old_key):
             old_row = before[old_key]
@@ -434,7 +481,7 @@ def markdown(result, before=None):
             if "realtime_min" in old_row:
                 old += f" / {100 * old_row['realtime_min']:.1f} %"
             old += f" / {old_row['rss']:.0f}"
-        lines.append(f"| {name} | {figure} | {runs} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
+        lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
     lines.append("")
     floor = result.get("wakeup_floor")
     if floor:
@@ -443,6 +490,16 @@ def markdown(result, before=None):
             f"on this machine (median of {' / '.join(str(v) for v in floor['runs'])}; steal {floor['steal']} %), so",
             f"100 wake-ups a second cost {floor['us_per_wakeup'] / 100:.2f} % of a core before any work is done: a device",
             "thread at a 10 ms period, and an event loop woken for each 20 ms chunk, are most of a client's cost here.",
+            "",
+        ]
+    if floors:
+        lines += [
+            "*Same sends from C* (`scripts/send_floor.c`): one thread woken every 20 ms writes a 644-byte message",
+            "(a 20 ms chunk and its WebSocket header) to each of N loopback TCP connections that a second process",
+            "drains, as the load generator does; no server logic at all. It is the floor under one send per chunk",
+            "per client on this machine: "
+            + ", ".join(f"{n} connection{'s' if n != '1' else ''} {r['cpu']:.2f} % (runs {' / '.join(f'{v:.2f}' for v in r['runs'])}, steal {r['steal']} %)"
+                        for n, r in floors.items()) + ".",
             "",
         ]
     lines += [
@@ -508,11 +565,10 @@ def markdown(result, before=None):
             if then and now:
                 ratio = f"{then / now:.1f}x fewer" if then >= now else f"{now / then:.2f}x more"
             lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
-        lines += [
-            "",
-            "*before*: the tree before this round's idle and resampler work (libsamplerate, devices always",
-            "open), built with the same synchronous entry point so valgrind can run it.",
-        ]
+        label = result.get("callgrind_before_label") or (
+            "the tree before the idle and resampler work (libsamplerate, devices always open), built with the"
+            " synchronous entry point so valgrind can run it")
+        lines += ["", f"*before*: {label}."]
         lines.append("")
     return "\n".join(lines)
 
@@ -534,6 +590,7 @@ def main():
     parser.add_argument("--callgrind-only", action="store_true")
     parser.add_argument("--callgrind-before", type=pathlib.Path,
                         help="an earlier build (with the synchronous main) to count beside this one")
+    parser.add_argument("--callgrind-before-label", default="", help="what the earlier build is, for the docs")
     args = parser.parse_args()
     if args.from_json:
         earlier_result = json.loads(args.before.read_text()) if args.before else None
@@ -551,6 +608,8 @@ def main():
     if not args.callgrind_only:
         if wanted("wakeup_floor"):
             result["wakeup_floor"] = wakeup_floor(args.runs)
+        if wanted("send_floor"):
+            result["send_floor"] = send_floor(args.runs, args.seconds, (1, 100, 500, 1000))
         extra = ["--max-capture-clients", "1000", "--log-level", "error"]
         for device in ("loopback", "pulse"):
             if not wanted(f"{device}_open"):
@@ -617,6 +676,7 @@ def main():
         try:
             result["callgrind"] = callgrind_counts(args.binary, loader, counts, args.callgrind_seconds)
             if args.callgrind_before:
+                result["callgrind_before_label"] = args.callgrind_before_label
                 result["callgrind_before"] = callgrind_counts(
                     args.callgrind_before, loader, counts, args.callgrind_seconds)
         except (RuntimeError, subprocess.CalledProcessError) as error:
