@@ -563,7 +563,7 @@ def markdown(result, before=None):
             old_text = f"{then:,}" if then else ""
             ratio = ""
             if then and now:
-                ratio = f"{then / now:.1f}x fewer" if then >= now else f"{now / then:.2f}x more"
+                ratio = f"{then / now:.2f}x fewer" if then >= now else f"{now / then:.2f}x more"
             lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
         label = result.get("callgrind_before_label") or (
             "the tree before the idle and resampler work (libsamplerate, devices always open), built with the"
