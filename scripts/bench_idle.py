@@ -102,13 +102,17 @@ class Window:
         }
 
 
-def build_load_generator():
-    out = ROOT / ".build/capture-load"
-    source = ROOT / "scripts/capture_load.c"
+def compiled(source, name):
+    """`source` built with cc into .build/NAME, rebuilt when the source is newer."""
+    out = ROOT / ".build" / name
     if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
         out.parent.mkdir(exist_ok=True)
         subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
     return out
+
+
+def build_load_generator():
+    return compiled(ROOT / "scripts/capture_load.c", "capture-load")
 
 
 WAKEUP_FLOOR_C = r"""
@@ -146,11 +150,7 @@ def wakeup_floor(runs):
 
 def send_floor(runs, seconds, clients_list):
     """CPU % of one core that a C program spends on the same sends with no server logic (scripts/send_floor.c)."""
-    out = ROOT / ".build/send-floor"
-    source = ROOT / "scripts/send_floor.c"
-    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
-        out.parent.mkdir(exist_ok=True)
-        subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
+    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
     rows = {}
     for clients in clients_list:
         figures, steals = [], []

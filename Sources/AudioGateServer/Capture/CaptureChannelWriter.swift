@@ -15,7 +15,7 @@ final class CaptureChannelWriter: Sendable {
     let drain: CaptureDrain
     private let json: Bool
     private let metrics: CaptureMetrics
-    /// A buffer left over from a drain that found no chunk, reused by the next one.
+    /// A buffer for the next drain: one a drain found no chunk for, or the last audio buffer the socket took.
     private let spare: NIOLoopBoundBox<ByteBuffer?>
     /// The context of the channel's WebSocket frame encoder, found when the writer starts: audio
     /// frames enter the pipeline there, already framed, instead of passing every handler above it

@@ -273,40 +273,38 @@ public final class CaptureSubscriber: Sendable {
     }
 
     private func take(into buffer: UnsafeMutableBufferPointer<UInt8>, state: inout State) -> Event?? {
-        do {
-            // Exactly one chunk: the caller's buffer may be larger.
-            let destination = UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes])
-            if state.closed { return .some(nil) }
-            if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
-                return Event.device(state.deviceEvents.removeFirst().state)
-            }
-            if state.pendingDroppedFrames > 0 {
-                let frames = state.pendingDroppedFrames
-                state.pendingDroppedFrames = 0
-                let milliseconds = parameters.format.milliseconds(forFrames: frames)
-                return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
-            }
-            if !state.voiceEvents.isEmpty {
-                let voice = state.voiceEvents.removeFirst()
-                return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
-            }
-            if let level = state.pendingLevel {
-                state.pendingLevel = nil
-                return Event.level(rms: level.rms, peak: level.peak)
-            }
-            if !state.stamps.isEmpty {
-                state.bytes.read(into: destination)
-                var stamp = ChunkStamp(start: 0, ready: 0)
-                withUnsafeMutablePointer(to: &stamp) {
-                    _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
-                }
-                let seq = state.handedOut
-                state.handedOut += 1
-                return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
-            }
-            if state.finishing { return .some(nil) }
-            return nil
+        // Exactly one chunk: the caller's buffer may be larger.
+        let destination = UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes])
+        if state.closed { return .some(nil) }
+        if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
+            return Event.device(state.deviceEvents.removeFirst().state)
         }
+        if state.pendingDroppedFrames > 0 {
+            let frames = state.pendingDroppedFrames
+            state.pendingDroppedFrames = 0
+            let milliseconds = parameters.format.milliseconds(forFrames: frames)
+            return Event.overrun(droppedMilliseconds: Int(milliseconds.rounded()))
+        }
+        if !state.voiceEvents.isEmpty {
+            let voice = state.voiceEvents.removeFirst()
+            return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
+        }
+        if let level = state.pendingLevel {
+            state.pendingLevel = nil
+            return Event.level(rms: level.rms, peak: level.peak)
+        }
+        if !state.stamps.isEmpty {
+            state.bytes.read(into: destination)
+            var stamp = ChunkStamp(start: 0, ready: 0)
+            withUnsafeMutablePointer(to: &stamp) {
+                _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
+            }
+            let seq = state.handedOut
+            state.handedOut += 1
+            return Event.chunk(seq: seq, timestamp: stamp.start, ready: stamp.ready)
+        }
+        if state.finishing { return .some(nil) }
+        return nil
     }
 
     /// Starts a writer's draining (its start message is out) and says whether anything is queued.
