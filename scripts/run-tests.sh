@@ -11,8 +11,15 @@ if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n 
 fi
 swift build --build-tests
 .venv/bin/python Tests/EndToEnd/check_openapi.py
-# Real-time suites share one sound card: run tests one at a time.
-swift test --skip-build --no-parallel "$@"
+# Real-time suites share one sound card: run tests one at a time. A failure is repeated after the
+# summary line, so the end of the log names what failed.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"; then
+    echo "---- failed Swift tests and their issues ----"
+    awk '/^✘/ { print; issue = 1; next } /^↳/ && issue { print; next } { issue = 0 }' "$log" | cut -c1-400 | tail -n 30
+    exit 1
+fi
 .venv/bin/python Tests/EndToEnd/check_abuse.py
 .venv/bin/python Tests/EndToEnd/check_shutdown.py
 # The examples against a live server: examples/python and every command in examples/curl.md.
