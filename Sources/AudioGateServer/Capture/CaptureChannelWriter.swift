@@ -52,6 +52,10 @@ final class CaptureChannelWriter: Sendable {
             subscriber.drainStarted()
             return
         }
+        if subscriber.sharesChunks {
+            drainShared(subscriber)
+            return
+        }
         let chunkBytes = subscriber.chunkBytes
         let encoder = encoderContext.value
         var wrote = false
@@ -73,7 +77,7 @@ final class CaptureChannelWriter: Sendable {
             Self.clearLeavingHeaderRoom(&buffer)
             var taken: CaptureSubscriber.Event?? = nil
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw in
-                (taken, more) = subscriber.takeForDrain(into: raw.bindMemory(to: UInt8.self), startingDrain: first)
+                (taken, more, _) = subscriber.takeForDrain(into: raw.bindMemory(to: UInt8.self), startingDrain: first)
                 if case .chunk = taken { return chunkBytes }
                 return 0
             }
@@ -101,23 +105,72 @@ final class CaptureChannelWriter: Sendable {
                 }
                 let now = MonotonicClock.nowNanoseconds()
                 metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
-            case .overrun(let milliseconds):
+            case .overrun, .device, .level, .voice:
                 spare.value = buffer
-                metrics.recordDropped(milliseconds: milliseconds)
-                channel.write(text(OverrunMessage(droppedMs: milliseconds).json()), promise: nil)
-            case .device(let state):
-                spare.value = buffer
-                channel.write(text(DeviceMessage(state: state).json()), promise: nil)
-            case .level(let rms, let peak):
-                spare.value = buffer
-                channel.write(text(LevelMessage(rmsDBFS: rms, peakDBFS: peak).json()), promise: nil)
-            case .voice(let speech, let timestamp):
-                spare.value = buffer
-                let state: VoiceActivityMessage.State = speech ? .speech : .silence
-                channel.write(
-                    text(VoiceActivityMessage(state: state, timestampMs: Double(timestamp) / 1e6).json()),
-                    promise: nil)
+                writeMessage(event)
             }
+        }
+    }
+
+    /// `drain` for a lane member: its chunks are already framed and shared, so nothing is copied
+    /// or allocated; the buffer goes to the socket as it is.
+    private func drainShared(_ subscriber: CaptureSubscriber) {
+        let encoder = encoderContext.value
+        var wrote = false
+        defer {
+            if wrote {
+                if let encoder { encoder.flush() } else { channel.flush() }
+            }
+        }
+        var first = true
+        var more = true
+        while more, first || channel.isWritable {
+            let (taken, remaining, frame) = subscriber.takeForDrain(into: UnsafeMutableBufferPointer(start: nil, count: 0), startingDrain: first)
+            more = remaining
+            first = false
+            guard case .some(.some(let event)) = taken else { return }
+            wrote = true
+            if case .chunk(_, _, let ready) = event, let frame {
+                if let encoder {
+                    encoder.write(NIOAny(frame), promise: nil)
+                } else {
+                    var payload = frame
+                    payload.moveReaderIndex(forwardBy: Self.frameHeaderLength(frame))
+                    channel.write(WebSocketFrame(fin: true, opcode: .binary, data: payload), promise: nil)
+                }
+                let now = MonotonicClock.nowNanoseconds()
+                metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+            } else {
+                writeMessage(event)
+            }
+        }
+    }
+
+    /// Writes an event other than audio as its JSON text message.
+    private func writeMessage(_ event: CaptureSubscriber.Event) {
+        switch event {
+        case .chunk:
+            break
+        case .overrun(let milliseconds):
+            metrics.recordDropped(milliseconds: milliseconds)
+            channel.write(text(OverrunMessage(droppedMs: milliseconds).json()), promise: nil)
+        case .device(let state):
+            channel.write(text(DeviceMessage(state: state).json()), promise: nil)
+        case .level(let rms, let peak):
+            channel.write(text(LevelMessage(rmsDBFS: rms, peakDBFS: peak).json()), promise: nil)
+        case .voice(let speech, let timestamp):
+            let state: VoiceActivityMessage.State = speech ? .speech : .silence
+            channel.write(
+                text(VoiceActivityMessage(state: state, timestampMs: Double(timestamp) / 1e6).json()), promise: nil)
+        }
+    }
+
+    /// The length of the binary frame header at the start of `frame`'s readable bytes.
+    static func frameHeaderLength(_ frame: ByteBuffer) -> Int {
+        switch frame.getInteger(at: frame.readerIndex + 1, as: UInt8.self) {
+        case 126: 4
+        case 127: 10
+        default: 2
         }
     }
 

@@ -5,12 +5,21 @@ import Synchronization
 ///
 /// The capture thread collects a period's subscribers here and schedules the drain once per period,
 /// so an event loop wakes once for all its clients instead of once per chunk per client; each
-/// client's socket then gets its frames and a single flush.
+/// client's socket then gets its frames and a single flush. Lanes post their shared chunks here
+/// with the members they go to, so the capture thread does not touch those clients at all.
 final class CaptureDrain: Sendable {
+    /// A lane's item and the members of this event loop it goes to.
+    struct Post: Sendable {
+        var item: CaptureLane.Item
+        var members: [CaptureSubscriber]
+    }
+
     private struct State {
         var pending: [CaptureSubscriber] = []
         /// The last batch's array, kept so the steady state allocates no new one.
         var spare: [CaptureSubscriber] = []
+        var posts: [Post] = []
+        var sparePosts: [Post] = []
         var scheduled = false
     }
 
@@ -27,6 +36,8 @@ final class CaptureDrain: Sendable {
         state.withLock {
             $0.pending.reserveCapacity(64)
             $0.spare.reserveCapacity(64)
+            $0.posts.reserveCapacity(8)
+            $0.sparePosts.reserveCapacity(8)
         }
     }
 
@@ -35,10 +46,15 @@ final class CaptureDrain: Sendable {
         state.withLock { $0.pending.append(subscriber) }
     }
 
+    /// Queues a lane's item for `members` without scheduling it (the caller schedules).
+    func post(_ item: CaptureLane.Item, to members: [CaptureSubscriber]) {
+        state.withLock { $0.posts.append(Post(item: item, members: members)) }
+    }
+
     /// Runs the pending batch on the event loop, unless a run is already scheduled.
     func schedule() {
         let start = state.withLock { state -> Bool in
-            guard !state.scheduled, !state.pending.isEmpty else { return false }
+            guard !state.scheduled, !state.pending.isEmpty || !state.posts.isEmpty else { return false }
             state.scheduled = true
             return true
         }
@@ -53,17 +69,28 @@ final class CaptureDrain: Sendable {
 
     private func run() {
         runCount.add(1, ordering: .relaxed)
-        var batch = state.withLock { state -> [CaptureSubscriber] in
+        var (batch, posts) = state.withLock { state -> ([CaptureSubscriber], [Post]) in
             state.scheduled = false
             let batch = state.pending
             state.pending = state.spare
             state.spare = []
-            return batch
+            let posts = state.posts
+            state.posts = state.sparePosts
+            state.sparePosts = []
+            return (batch, posts)
+        }
+        // Every member is offered the period's items first, then drained once: one flush each.
+        for post in posts {
+            for member in post.members where member.offer(post.item) {
+                batch.append(member)
+            }
         }
         for subscriber in batch { subscriber.writer?.drain(subscriber) }
         batch.removeAll(keepingCapacity: true)
+        posts.removeAll(keepingCapacity: true)
         state.withLock { state in
             if state.spare.capacity < batch.capacity { state.spare = batch }
+            if state.sparePosts.capacity < posts.capacity { state.sparePosts = posts }
         }
     }
 }
@@ -79,6 +106,12 @@ struct CaptureDrains {
     /// Adds a subscriber to its drain's batch and remembers the drain.
     mutating func add(_ subscriber: CaptureSubscriber, to drain: CaptureDrain) {
         drain.add(subscriber)
+        if !touched.contains(where: { $0 === drain }) { touched.append(drain) }
+    }
+
+    /// Posts a lane's item to a drain's batch and remembers the drain.
+    mutating func post(_ item: CaptureLane.Item, to members: [CaptureSubscriber], on drain: CaptureDrain) {
+        drain.post(item, to: members)
         if !touched.contains(where: { $0 === drain }) { touched.append(drain) }
     }
 

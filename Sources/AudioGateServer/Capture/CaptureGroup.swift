@@ -11,7 +11,14 @@ final class CaptureGroup {
     /// The processing its subscribers asked for; when enabled, `voice` runs it on its own thread.
     let processing: VoiceProcessing
     private let voice: VoiceChannel?
-    var subscribers: [CaptureSubscriber] = []
+    /// Every subscriber of the group.
+    private(set) var subscribers: [CaptureSubscriber] = []
+    /// Those that cut their own chunks (all but lane members); the capture thread appends to each.
+    private var copying: [CaptureSubscriber] = []
+    /// Lane members by chunk length; the capture thread cuts each lane's chunks once.
+    private var lanes: [CaptureLane] = []
+    /// Those that asked for levels.
+    private(set) var levelSubscribers: [CaptureSubscriber] = []
     private var resampler: Resampler?
     private var hardware: AudioFormat?
     /// Hardware frames fed and client frames produced since the resampler was (re)built; their
@@ -30,6 +37,41 @@ final class CaptureGroup {
             processing.isEnabled
             ? try VoiceChannel(format: format, processing: processing, echo: echo, quality: quality) : nil
         subscribers.reserveCapacity(8)
+    }
+
+    /// Adds a subscriber: a lane member joins the lane of its chunk length.
+    func add(_ subscriber: CaptureSubscriber) {
+        subscribers.append(subscriber)
+        if subscriber.parameters.levels { levelSubscribers.append(subscriber) }
+        guard subscriber.sharesChunks, let writer = subscriber.writer else {
+            copying.append(subscriber)
+            return
+        }
+        let milliseconds = subscriber.parameters.chunkMilliseconds
+        let lane: CaptureLane
+        if let existing = lanes.first(where: { $0.chunkMilliseconds == milliseconds }) {
+            lane = existing
+        } else {
+            lane = CaptureLane(chunkMilliseconds: milliseconds, chunkBytes: subscriber.chunkBytes)
+            lanes.append(lane)
+        }
+        lane.add(subscriber, drain: writer.drain)
+    }
+
+    /// Removes a subscriber (no-op if it is not one).
+    func remove(_ subscriber: CaptureSubscriber) {
+        subscribers.removeAll { $0 === subscriber }
+        levelSubscribers.removeAll { $0 === subscriber }
+        copying.removeAll { $0 === subscriber }
+        for lane in lanes { lane.remove(subscriber) }
+        lanes.removeAll { $0.isEmpty }
+    }
+
+    /// Tells every subscriber the device was lost or came back: lane members after the chunks
+    /// already posted to them.
+    func broadcast(_ state: DeviceMessage.State) {
+        for subscriber in copying { subscriber.deliver(state) }
+        for lane in lanes { lane.post(.device(state), drains: nil) }
     }
 
     /// Stops the processing thread (the group lost its last subscriber).
@@ -53,6 +95,7 @@ final class CaptureGroup {
     /// Forgets filter history after a discontinuity (the device came back).
     func reset() {
         voice?.reset()
+        for lane in lanes { lane.reset() }
         resampler?.reset()
         inputFrames = 0
         outputFrames = 0
@@ -103,7 +146,12 @@ final class CaptureGroup {
             into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: scratch.encoded[0..<byteCount])))
         let bytes = UnsafeBufferPointer(rebasing: scratch.encoded[0..<byteCount])
         let nanosecondsPerFrame = 1e9 / Double(format.rate)
-        for subscriber in subscribers {
+        for lane in lanes {
+            lane.feed(
+                bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, bytesPerFrame: format.bytesPerFrame,
+                ready: ready, drains: drains)
+        }
+        for subscriber in copying {
             subscriber.append(bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, ready: ready, drains: drains)
         }
     }

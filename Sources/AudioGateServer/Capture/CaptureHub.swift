@@ -106,7 +106,7 @@ public final class CaptureHub: CaptureSink {
                         samples, frames: frames, hardware: format, timestamp: timestamp, ready: ready,
                         scratch: scratch, drains: drains)
                     if let level {
-                        for subscriber in group.subscribers where subscriber.parameters.levels {
+                        for subscriber in group.levelSubscribers {
                             subscriber.deliverLevel(rms: level.rms, peak: level.peak, drains: drains)
                         }
                     }
@@ -172,9 +172,7 @@ public final class CaptureHub: CaptureSink {
     }
 
     private func broadcast(_ state: DeviceMessage.State, in groups: [CaptureGroup]) {
-        for group in groups {
-            for subscriber in group.subscribers { subscriber.deliver(state) }
-        }
+        for group in groups { group.broadcast(state) }
     }
 
     // MARK: - Clients
@@ -243,7 +241,7 @@ public final class CaptureHub: CaptureSink {
                 if let hardware = core.hardware { group.prepare(for: hardware) }
                 core.groups.append(group)
             }
-            group.subscribers.append(subscriber)
+            group.add(subscriber)
             listening.store(true, ordering: .relaxed)
             publishShortestChunk(core.groups)
             if core.deviceLost { subscriber.deliver(.lost) }
@@ -273,7 +271,7 @@ public final class CaptureHub: CaptureSink {
                 return nil
             }
             let group = core.groups[index]
-            group.subscribers.removeAll { $0 === subscriber }
+            group.remove(subscriber)
             defer { publishShortestChunk(core.groups) }
             guard group.subscribers.isEmpty else { return nil }
             core.groups.remove(at: index)

@@ -1,4 +1,5 @@
 import AudioGateCore
+import NIOCore
 import Synchronization
 
 /// One capture client's bounded queue of encoded audio plus its pending events.
@@ -44,6 +45,8 @@ public final class CaptureSubscriber: Sendable {
     private struct State {
         let bytes: RingBuffer<UInt8>
         let stamps: RingBuffer<ChunkStamp>
+        /// Complete chunks shared with the rest of a lane (members only), oldest first.
+        var shared = CircularBuffer<SharedChunk>()
         /// Bytes of the chunk being filled (it sits after the complete chunks in `bytes`).
         var openFill = 0
         var openStart: UInt64 = 0
@@ -70,13 +73,32 @@ public final class CaptureSubscriber: Sendable {
 
         var hasWork: Bool {
             closed || finishing || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil
-                || !voiceEvents.isEmpty || !stamps.isEmpty
+                || !voiceEvents.isEmpty || !stamps.isEmpty || !shared.isEmpty
         }
+
+        /// Complete chunks queued, copied or shared.
+        var queuedChunks: Int { stamps.count + shared.count }
 
         /// The stored waiter, to be resumed after the lock is released.
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
             defer { waiter = nil }
             return waiter
+        }
+
+        /// Counts the oldest whole chunk as dropped (the caller removed it): the queue keeps its bound.
+        mutating func countDroppedChunk(frames: Int) {
+            pendingDroppedFrames += frames
+            droppedFrames += frames
+            droppedChunks += 1
+        }
+
+        /// Queues a device event after the chunks completed so far; false if it repeats the last one.
+        mutating func queueDevice(_ device: DeviceMessage.State) -> Bool {
+            guard deviceEvents.last?.state != device else { return false }
+            // A client that never reads must not grow this list: only the newest few matter.
+            if deviceEvents.count >= 8 { deviceEvents.removeFirst() }
+            deviceEvents.append((device, completedChunks))
+            return true
         }
 
         /// Whether a writer subscriber must be handed to its drain now (at most once until it drains).
@@ -98,6 +120,9 @@ public final class CaptureSubscriber: Sendable {
     let chunkBytes: Int
     /// Writes this client's socket from its event loop; nil for subscribers that await `next(into:)`.
     let writer: CaptureChannelWriter?
+    /// Takes its chunks from a lane, framed and shared, instead of cutting its own (binary
+    /// WebSocket clients of groups without voice processing).
+    let sharesChunks: Bool
     private let state: Mutex<State>
 
     /// A queue of `queueMilliseconds` of audio, rounded up to whole chunks (at least 2).
@@ -112,14 +137,19 @@ public final class CaptureSubscriber: Sendable {
         let chunks = (max(queueMilliseconds, 1) + parameters.chunkMilliseconds - 1) / parameters.chunkMilliseconds
         capacityChunks = max(chunks, 2)
         chunkBytes = parameters.chunkBytes
-        // One chunk more than the bound: room for the chunk being filled.
+        sharesChunks = writer != nil && parameters.encoding == .binary && !parameters.processing.isEnabled
+        // One chunk more than the bound: room for the chunk being filled. A lane member queues
+        // references to shared chunks and never uses its own rings.
+        let ringChunks = sharesChunks ? 1 : capacityChunks + 1
         state = Mutex(
             State(
-                bytes: RingBuffer(capacity: (capacityChunks + 1) * parameters.chunkBytes),
-                stamps: RingBuffer(capacity: capacityChunks + 1)))
+                bytes: RingBuffer(capacity: ringChunks * parameters.chunkBytes),
+                stamps: RingBuffer(capacity: ringChunks)))
+        let shared = sharesChunks ? capacityChunks + 1 : 1
         state.withLock {
             $0.deviceEvents.reserveCapacity(4)
             $0.voiceEvents.reserveCapacity(8)
+            $0.shared = CircularBuffer(initialCapacity: shared)
         }
     }
 
@@ -162,9 +192,7 @@ public final class CaptureSubscriber: Sendable {
                     // The oldest whole chunk goes, so the queue never holds more than its bound.
                     state.bytes.discard(chunkBytes)
                     state.stamps.discard(1)
-                    state.pendingDroppedFrames += chunkFrames
-                    state.droppedFrames += chunkFrames
-                    state.droppedChunks += 1
+                    state.countDroppedChunk(frames: chunkFrames)
                 }
             }
             guard completed else { return (nil, false) }
@@ -173,6 +201,26 @@ public final class CaptureSubscriber: Sendable {
         }
         waiter?.resume()
         if drain { requestDrain(drains) }
+    }
+
+    /// Queues a lane's item (on the event loop); returns whether the subscriber must now be drained.
+    func offer(_ item: CaptureLane.Item) -> Bool {
+        let chunkFrames = parameters.chunkFrames
+        return state.withLock { state in
+            guard !state.closed, !state.finishing else { return false }
+            switch item {
+            case .chunk(let chunk):
+                state.shared.append(chunk)
+                state.completedChunks += 1
+                if state.shared.count > capacityChunks {
+                    state.shared.removeFirst()
+                    state.countDroppedChunk(frames: chunkFrames)
+                }
+            case .device(let device):
+                guard state.queueDevice(device) else { return false }
+            }
+            return state.requestDrain()
+        }
     }
 
     /// Hands this subscriber to its event loop's drain: into the period's batch, or scheduled now.
@@ -195,10 +243,7 @@ public final class CaptureSubscriber: Sendable {
     func deliver(_ device: DeviceMessage.State, drains: UnsafeMutablePointer<CaptureDrains>? = nil) {
         let hasWriter = writer != nil
         let (waiter, drain) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
-            guard state.deviceEvents.last?.state != device else { return (nil, false) }
-            // A client that never reads must not grow this list: only the newest few matter.
-            if state.deviceEvents.count >= 8 { state.deviceEvents.removeFirst() }
-            state.deviceEvents.append((device, state.completedChunks))
+            guard state.queueDevice(device) else { return (nil, false) }
             return hasWriter ? (nil, state.requestDrain()) : (state.takeWaiter(), false)
         }
         wake(waiter, drain: drain, drains)
@@ -256,25 +301,31 @@ public final class CaptureSubscriber: Sendable {
     /// queued. A chunk's bytes are copied into `destination` (at least `chunkBytes` long).
     func take(into destination: UnsafeMutableBufferPointer<UInt8>) -> Event?? {
         let lent = LentBuffer(destination)
-        return state.withLock { state in take(into: lent.buffer, state: &state) }
+        return state.withLock { state in
+            var frame: ByteBuffer?
+            return take(into: lent.buffer, state: &state, frame: &frame)
+        }
     }
 
     /// `take` for a writer's drain, which also learns whether more is queued, so it needs no second
     /// look; `startingDrain` does what `drainStarted` does, under the same lock.
+    ///
+    /// A lane member's chunk comes back as `frame`, framed and shared, with nothing copied.
     func takeForDrain(
         into destination: UnsafeMutableBufferPointer<UInt8>, startingDrain: Bool
-    ) -> (event: Event??, more: Bool) {
+    ) -> (event: Event??, more: Bool, frame: ByteBuffer?) {
         let lent = LentBuffer(destination)
         return state.withLock { state in
             if startingDrain { state.drainRequested = false }
-            let event = take(into: lent.buffer, state: &state)
-            return (event, state.hasWork)
+            var frame: ByteBuffer?
+            let event = take(into: lent.buffer, state: &state, frame: &frame)
+            return (event, state.hasWork, frame)
         }
     }
 
-    private func take(into buffer: UnsafeMutableBufferPointer<UInt8>, state: inout State) -> Event?? {
-        // Exactly one chunk: the caller's buffer may be larger.
-        let destination = UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes])
+    private func take(
+        into buffer: UnsafeMutableBufferPointer<UInt8>, state: inout State, frame: inout ByteBuffer?
+    ) -> Event?? {
         if state.closed { return .some(nil) }
         if let first = state.deviceEvents.first, state.handedOut + state.droppedChunks >= first.after {
             return Event.device(state.deviceEvents.removeFirst().state)
@@ -293,8 +344,15 @@ public final class CaptureSubscriber: Sendable {
             state.pendingLevel = nil
             return Event.level(rms: level.rms, peak: level.peak)
         }
+        if let chunk = state.shared.popFirst() {
+            frame = chunk.frame
+            let seq = state.handedOut
+            state.handedOut += 1
+            return Event.chunk(seq: seq, timestamp: chunk.start, ready: chunk.ready)
+        }
         if !state.stamps.isEmpty {
-            state.bytes.read(into: destination)
+            // Exactly one chunk: the caller's buffer may be larger.
+            state.bytes.read(into: UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes]))
             var stamp = ChunkStamp(start: 0, ready: 0)
             withUnsafeMutablePointer(to: &stamp) {
                 _ = state.stamps.read(into: UnsafeMutableBufferPointer(start: $0, count: 1))
@@ -363,7 +421,7 @@ public final class CaptureSubscriber: Sendable {
 
     /// Milliseconds of complete chunks waiting to be sent.
     public var queuedMilliseconds: Double {
-        let chunks = state.withLock { $0.stamps.count }
+        let chunks = state.withLock { $0.queuedChunks }
         return parameters.format.milliseconds(forFrames: chunks * parameters.chunkFrames)
     }
 

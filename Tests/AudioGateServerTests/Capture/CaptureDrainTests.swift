@@ -1,4 +1,5 @@
 import AudioGateCore
+import AudioGateDevices
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
@@ -95,5 +96,99 @@ struct CaptureDrainTests {
         #expect(try Self.frames(healthy).count == 1)
         hub.unsubscribe(slow)
         hub.unsubscribe(fast)
+    }
+
+    /// The address of a frame's payload, to tell a shared buffer from a copy.
+    static func address(_ frame: WebSocketFrame) -> Int {
+        frame.data.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) }
+    }
+
+    @Test("binary clients of one chunk length on two event loops share each chunk's buffer, cut once")
+    func lanesShareChunks() throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let loops = [EmbeddedEventLoop(), EmbeddedEventLoop()]
+        let parameters = try CaptureParameters(query: ["rate": "48000", "chunk_ms": "20"])  // 1920-byte chunks
+        let channels = (0..<6).map { EmbeddedChannel(loop: loops[$0 % 2]) }
+        let subscribers = try channels.map { try hub.subscribe(parameters, transport: .webSocket, channel: $0) }
+        #expect(subscribers.allSatisfy { $0.sharesChunks })
+        for subscriber in subscribers { subscriber.writer?.start(subscriber, message: "{\"type\":\"start\"}") }
+        for channel in channels { _ = try Self.frames(channel) }
+        for period in 0..<8 {
+            Self.capture(hub, period: period)
+            for loop in loops { loop.run() }
+        }
+        let received = try channels.map { try Self.frames($0) }
+        #expect(received.allSatisfy { $0.count == 4 && $0.allSatisfy { $0.opcode == .binary && $0.data.readableBytes == 1920 } })
+        // Every client's n-th chunk is the same memory: one buffer per chunk for all of them.
+        for index in 0..<4 {
+            #expect(Set(received.map { Self.address($0[index]) }).count == 1)
+        }
+        #expect(Set(received[0].map(Self.address)).count == 4)
+        #expect(subscribers.allSatisfy { $0.sentChunks == 4 })
+        for subscriber in subscribers { hub.unsubscribe(subscriber) }
+    }
+
+    @Test("JSON clients, other chunk lengths and late joiners in one group each get whole chunks of their own length")
+    func lanesBesideCopies() throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let loop = EmbeddedEventLoop()
+        func subscribe(_ query: [String: String]) throws -> (CaptureSubscriber, EmbeddedChannel) {
+            let channel = EmbeddedChannel(loop: loop)
+            let subscriber = try hub.subscribe(
+                CaptureParameters(query: query.merging(["rate": "48000"]) { $1 }), transport: .webSocket, channel: channel)
+            subscriber.writer?.start(subscriber, message: "{\"type\":\"start\"}")
+            _ = try Self.frames(channel)
+            return (subscriber, channel)
+        }
+        let (tenSubscriber, ten) = try subscribe(["chunk_ms": "10"])
+        let (thirtySubscriber, thirty) = try subscribe(["chunk_ms": "30"])
+        let (jsonSubscriber, json) = try subscribe(["chunk_ms": "10", "encoding": "json"])
+        #expect(tenSubscriber.sharesChunks && thirtySubscriber.sharesChunks && !jsonSubscriber.sharesChunks)
+        Self.capture(hub, period: 0)
+        loop.run()
+        // Joins in the middle of the 30 ms lane's chunk: its first chunk is the one being cut.
+        let (lateSubscriber, late) = try subscribe(["chunk_ms": "30"])
+        for period in 1..<6 {
+            Self.capture(hub, period: period)
+            loop.run()
+        }
+        let tenSizes = try Self.frames(ten).map(\.data.readableBytes)
+        let thirtySizes = try Self.frames(thirty).map(\.data.readableBytes)
+        let lateSizes = try Self.frames(late).map(\.data.readableBytes)
+        #expect(tenSizes == Array(repeating: 960, count: 6))
+        #expect(thirtySizes == [2880, 2880])
+        #expect(lateSizes == [2880, 2880])
+        let jsonFrames = try Self.frames(json)
+        #expect(jsonFrames.count == 6 && jsonFrames.allSatisfy { $0.opcode == .text })
+        for subscriber in [tenSubscriber, thirtySubscriber, jsonSubscriber, lateSubscriber] { hub.unsubscribe(subscriber) }
+    }
+
+    @Test("a lane member hears of a lost device after the audio captured before it and before the audio after it")
+    func laneDeviceEventOrder() throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        let subscriber = try hub.subscribe(
+            CaptureParameters(query: ["rate": "48000", "chunk_ms": "10"]), transport: .webSocket, channel: channel)
+        subscriber.writer?.start(subscriber, message: "{\"type\":\"start\"}")
+        _ = try Self.frames(channel)
+        func status(_ state: DeviceState) -> DeviceStatus { DeviceStatus(name: "test", direction: .capture, state: state) }
+        hub.captureStatusChanged(status(.running))
+        // The capture thread posts two chunks and the loss before the event loop runs.
+        Self.capture(hub, period: 0)
+        Self.capture(hub, period: 1)
+        hub.captureStatusChanged(status(.recovering))
+        loop.run()
+        hub.captureStatusChanged(status(.running))
+        Self.capture(hub, period: 2)
+        loop.run()
+        let kinds = try Self.frames(channel).map { frame -> String in
+            frame.opcode == .binary ? "audio" : String(buffer: frame.data)
+        }
+        #expect(kinds == [
+            "audio", "audio", "{\"type\":\"device\",\"state\":\"lost\"}", "{\"type\":\"device\",\"state\":\"restored\"}",
+            "audio",
+        ])
+        hub.unsubscribe(subscriber)
     }
 }
