@@ -61,10 +61,7 @@ final class CaptureChannelWriter: Sendable {
         var wrote = false
         var lastAudio: ByteBuffer?
         defer {
-            if wrote {
-                // From the encoder down, like the audio: everything above it was written synchronously.
-                if let encoder { encoder.flush() } else { channel.flush() }
-            }
+            if wrote { flush(from: encoder) }
             // A socket that took the frame has let go of its buffer by now: the next drain reuses it
             // instead of allocating (a buffer still queued in NIO is copied on write, never overwritten).
             if let lastAudio, spare.value == nil { spare.value = lastAudio }
@@ -103,8 +100,7 @@ final class CaptureChannelWriter: Sendable {
                 } else {
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
                 }
-                let now = MonotonicClock.nowNanoseconds()
-                metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+                recordSent(ready: ready)
             case .overrun, .device, .level, .voice:
                 spare.value = buffer
                 writeMessage(event)
@@ -117,11 +113,7 @@ final class CaptureChannelWriter: Sendable {
     private func drainShared(_ subscriber: CaptureSubscriber) {
         let encoder = encoderContext.value
         var wrote = false
-        defer {
-            if wrote {
-                if let encoder { encoder.flush() } else { channel.flush() }
-            }
-        }
+        defer { if wrote { flush(from: encoder) } }
         var first = true
         var more = true
         while more, first || channel.isWritable {
@@ -138,12 +130,22 @@ final class CaptureChannelWriter: Sendable {
                     payload.moveReaderIndex(forwardBy: Self.frameHeaderLength(frame))
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: payload), promise: nil)
                 }
-                let now = MonotonicClock.nowNanoseconds()
-                metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+                recordSent(ready: ready)
             } else {
                 writeMessage(event)
             }
         }
+    }
+
+    /// Flushes from the encoder down, like the audio: everything above it was written synchronously.
+    private func flush(from encoder: ChannelHandlerContext?) {
+        if let encoder { encoder.flush() } else { channel.flush() }
+    }
+
+    /// Records a chunk's delay from the device read that completed it to its write.
+    private func recordSent(ready: UInt64) {
+        let now = MonotonicClock.nowNanoseconds()
+        metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
     }
 
     /// Writes an event other than audio as its JSON text message.
