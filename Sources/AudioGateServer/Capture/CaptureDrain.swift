@@ -79,10 +79,19 @@ final class CaptureDrain: Sendable {
             state.sparePosts = []
             return (batch, posts)
         }
-        // Every member is offered the period's items first, then drained once: one flush each.
-        for post in posts {
-            for member in post.members where member.offer(post.item) {
-                batch.append(member)
+        if posts.count == 1 {
+            // The usual period: one item for these members. Each is offered it and drained at once,
+            // while its state is still in cache; with hundreds of members a second pass would miss
+            // on every one of them again.
+            for member in posts[0].members where member.offer(posts[0].item) {
+                member.writer?.drain(member)
+            }
+        } else {
+            // Every member is offered the period's items first, then drained once: one flush each.
+            for post in posts {
+                for member in post.members where member.offer(post.item) {
+                    batch.append(member)
+                }
             }
         }
         for subscriber in batch { subscriber.writer?.drain(subscriber) }

@@ -95,7 +95,16 @@ final class CaptureLane {
 
     /// Hands `item` to every event loop with members, after what was posted before it.
     func post(_ item: Item, drains: UnsafeMutablePointer<CaptureDrains>?) {
-        for loop in loops {
+        for (index, loop) in loops.enumerated() {
+            var item = item
+            if index > 0, case .chunk(var chunk) = item {
+                // Each event loop sends its own copy: every member's write retains and releases the
+                // buffer, and two loops doing that to one reference count make its cache line bounce.
+                var copy = allocator.buffer(capacity: chunk.frame.readableBytes)
+                copy.writeImmutableBuffer(chunk.frame)
+                chunk.frame = copy
+                item = .chunk(chunk)
+            }
             if let drains {
                 drains.pointee.post(item, to: loop.members, on: loop.drain)
             } else {

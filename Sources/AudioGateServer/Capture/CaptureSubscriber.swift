@@ -45,6 +45,9 @@ public final class CaptureSubscriber: Sendable {
     private struct State {
         let bytes: RingBuffer<UInt8>
         let stamps: RingBuffer<ChunkStamp>
+        /// Whether chunks are cut into `bytes` and `stamps`; a lane member never looks at them, so
+        /// its drain does not touch (and miss in cache on) two objects it never uses.
+        let copies: Bool
         /// Complete chunks shared with the rest of a lane (members only), oldest first.
         var shared = CircularBuffer<SharedChunk>()
         /// Bytes of the chunk being filled (it sits after the complete chunks in `bytes`).
@@ -73,11 +76,11 @@ public final class CaptureSubscriber: Sendable {
 
         var hasWork: Bool {
             closed || finishing || !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil
-                || !voiceEvents.isEmpty || !stamps.isEmpty || !shared.isEmpty
+                || !voiceEvents.isEmpty || !shared.isEmpty || (copies && !stamps.isEmpty)
         }
 
         /// Complete chunks queued, copied or shared.
-        var queuedChunks: Int { stamps.count + shared.count }
+        var queuedChunks: Int { copies ? stamps.count : shared.count }
 
         /// The stored waiter, to be resumed after the lock is released.
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
@@ -144,13 +147,11 @@ public final class CaptureSubscriber: Sendable {
         state = Mutex(
             State(
                 bytes: RingBuffer(capacity: ringChunks * parameters.chunkBytes),
-                stamps: RingBuffer(capacity: ringChunks)))
+                stamps: RingBuffer(capacity: ringChunks), copies: !sharesChunks))
         let shared = sharesChunks ? capacityChunks + 1 : 1
-        state.withLock {
-            $0.deviceEvents.reserveCapacity(4)
-            $0.voiceEvents.reserveCapacity(8)
-            $0.shared = CircularBuffer(initialCapacity: shared)
-        }
+        // The event lists keep no reserved storage: they are rare, and an empty list without storage
+        // is checked without touching memory of this client's own.
+        state.withLock { $0.shared = CircularBuffer(initialCapacity: shared) }
     }
 
     // MARK: - Capture thread side
@@ -344,13 +345,13 @@ public final class CaptureSubscriber: Sendable {
             state.pendingLevel = nil
             return Event.level(rms: level.rms, peak: level.peak)
         }
-        if let chunk = state.shared.popFirst() {
+        if !state.copies, let chunk = state.shared.popFirst() {
             frame = chunk.frame
             let seq = state.handedOut
             state.handedOut += 1
             return Event.chunk(seq: seq, timestamp: chunk.start, ready: chunk.ready)
         }
-        if !state.stamps.isEmpty {
+        if state.copies, !state.stamps.isEmpty {
             // Exactly one chunk: the caller's buffer may be larger.
             state.bytes.read(into: UnsafeMutableBufferPointer(rebasing: buffer[0..<chunkBytes]))
             var stamp = ChunkStamp(start: 0, ready: 0)

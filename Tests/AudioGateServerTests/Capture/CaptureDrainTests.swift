@@ -103,7 +103,7 @@ struct CaptureDrainTests {
         frame.data.withUnsafeReadableBytes { Int(bitPattern: $0.baseAddress) }
     }
 
-    @Test("binary clients of one chunk length on two event loops share each chunk's buffer, cut once")
+    @Test("binary clients of one chunk length share one buffer per chunk and event loop, cut once")
     func lanesShareChunks() throws {
         let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
         let loops = [EmbeddedEventLoop(), EmbeddedEventLoop()]
@@ -119,9 +119,15 @@ struct CaptureDrainTests {
         }
         let received = try channels.map { try Self.frames($0) }
         #expect(received.allSatisfy { $0.count == 4 && $0.allSatisfy { $0.opcode == .binary && $0.data.readableBytes == 1920 } })
-        // Every client's n-th chunk is the same memory: one buffer per chunk for all of them.
+        // Every client's n-th chunk is the same memory as its event loop's other clients': one buffer
+        // per chunk per event loop, never one per client; and the same bytes on both loops.
         for index in 0..<4 {
-            #expect(Set(received.map { Self.address($0[index]) }).count == 1)
+            for loop in 0..<2 {
+                let members = received.indices.filter { $0 % 2 == loop }
+                #expect(Set(members.map { Self.address(received[$0][index]) }).count == 1)
+            }
+            #expect(Set(received.map { Self.address($0[index]) }).count == 2)
+            #expect(Set(received.map { Array($0[index].data.readableBytesView) }).count == 1)
         }
         #expect(Set(received[0].map(Self.address)).count == 4)
         #expect(subscribers.allSatisfy { $0.sentChunks == 4 })
