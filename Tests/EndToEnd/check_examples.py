@@ -320,7 +320,10 @@ def check_echo_agent(server, work):
     barge = re.search(r"barge-in at (-?\d+\.\d) dBFS", child.text())
     cleared = [e for e in child.events() if e["type"] == "cleared"]
     marks = [e for e in child.events() if e["type"] == "mark"]
-    check(barge is not None and float(barge.group(1)) > -15,
+    # The chunk that triggers may be only partly filled by the burst (-6 dBFS), as the burst's onset
+    # falls anywhere in a chunk; the agent's own echo of the quiet utterance reads -23 dBFS. Above
+    # -18, the trigger was the burst and not the echo, whatever the onset's phase.
+    check(barge is not None and float(barge.group(1)) > -18,
           f"echo_agent.py: barge-in detected ({barge.group(0) if barge else 'no barge-in line'})")
     check(len(cleared) == 1 and cleared[0]["flushed_ms"] >= 500,
           f"echo_agent.py: its answer was cut off: {cleared}")
