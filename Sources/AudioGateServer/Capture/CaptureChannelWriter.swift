@@ -40,6 +40,7 @@ final class CaptureChannelWriter: Sendable {
         channel.write(text(message), promise: nil)
         if subscriber.goLive() {
             drain(subscriber)
+            drain.recordSendDelays()
         } else {
             channel.flush()
         }
@@ -100,12 +101,21 @@ final class CaptureChannelWriter: Sendable {
                 } else {
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
                 }
-                recordSent(ready: ready)
+                drain.noteSent(ready: ready)
             case .overrun, .device, .level, .voice:
                 spare.value = buffer
                 writeMessage(event)
             }
         }
+    }
+
+    /// Writes a lane's chunk to a member's socket at once, if the socket takes it and nothing is
+    /// queued before it; on the event loop. False: queue it instead.
+    func writeDirect(_ chunk: SharedChunk, for subscriber: CaptureSubscriber) -> Bool {
+        guard let encoder = encoderContext.value, channel.isWritable, subscriber.takeDirect() else { return false }
+        encoder.writeAndFlush(NIOAny(chunk.frame), promise: nil)
+        drain.noteSent(ready: chunk.ready)
+        return true
     }
 
     /// `drain` for a lane member: its chunks are already framed and shared, so nothing is copied
@@ -119,19 +129,25 @@ final class CaptureChannelWriter: Sendable {
         while more, first || channel.isWritable {
             let (taken, remaining, frame) = subscriber.takeForDrain(into: UnsafeMutableBufferPointer(start: nil, count: 0), startingDrain: first)
             more = remaining
-            first = false
+            defer { first = false }
             guard case .some(.some(let event)) = taken else { return }
-            wrote = true
             if case .chunk(_, _, let ready) = event, let frame {
-                if let encoder {
+                if let encoder, first, !more {
+                    // The usual period: one chunk and nothing else, written and flushed in one pass
+                    // down the pipeline.
+                    encoder.writeAndFlush(NIOAny(frame), promise: nil)
+                } else if let encoder {
+                    wrote = true
                     encoder.write(NIOAny(frame), promise: nil)
                 } else {
+                    wrote = true
                     var payload = frame
                     payload.moveReaderIndex(forwardBy: Self.frameHeaderLength(frame))
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: payload), promise: nil)
                 }
-                recordSent(ready: ready)
+                drain.noteSent(ready: ready)
             } else {
+                wrote = true
                 writeMessage(event)
             }
         }
@@ -140,12 +156,6 @@ final class CaptureChannelWriter: Sendable {
     /// Flushes from the encoder down, like the audio: everything above it was written synchronously.
     private func flush(from encoder: ChannelHandlerContext?) {
         if let encoder { encoder.flush() } else { channel.flush() }
-    }
-
-    /// Records a chunk's delay from the device read that completed it to its write.
-    private func recordSent(ready: UInt64) {
-        let now = MonotonicClock.nowNanoseconds()
-        metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
     }
 
     /// Writes an event other than audio as its JSON text message.

@@ -1,3 +1,4 @@
+import AudioGateCore
 import NIOCore
 import Synchronization
 
@@ -25,14 +26,21 @@ final class CaptureDrain: Sendable {
 
     /// The event loop whose clients this drains.
     let eventLoop: any EventLoop
+    private let metrics: CaptureMetrics
     private let state = Mutex(State())
+    /// Send delays of the batch being written, recorded together when it is done: two event loops
+    /// recording each send into the shared histograms would pass their locks back and forth.
+    /// Only this event loop takes this lock.
+    private let sendDelays = Mutex<[UInt64]>([])
     private let runCount = Atomic<Int>(0)
 
     /// Batches run so far: event loop wake-ups spent on capture.
     var runs: Int { runCount.load(ordering: .relaxed) }
 
-    init(eventLoop: any EventLoop) {
+    init(eventLoop: any EventLoop, metrics: CaptureMetrics) {
         self.eventLoop = eventLoop
+        self.metrics = metrics
+        sendDelays.withLock { $0.reserveCapacity(256) }
         state.withLock {
             $0.pending.reserveCapacity(64)
             $0.spare.reserveCapacity(64)
@@ -67,6 +75,21 @@ final class CaptureDrain: Sendable {
         schedule()
     }
 
+    /// Notes a chunk written now whose last sample was read at `ready`; on the event loop.
+    func noteSent(ready: UInt64) {
+        let now = MonotonicClock.nowNanoseconds()
+        sendDelays.withLock { $0.append(now > ready ? now - ready : 0) }
+    }
+
+    /// Records the delays noted since the last call; on the event loop.
+    func recordSendDelays() {
+        sendDelays.withLock { delays in
+            guard !delays.isEmpty else { return }
+            metrics.recordSendDelays(nanoseconds: delays)
+            delays.removeAll(keepingCapacity: true)
+        }
+    }
+
     private func run() {
         runCount.add(1, ordering: .relaxed)
         var (batch, posts) = state.withLock { state -> ([CaptureSubscriber], [Post]) in
@@ -83,8 +106,11 @@ final class CaptureDrain: Sendable {
             // The usual period: one item for these members. Each is offered it and drained at once,
             // while its state is still in cache; with hundreds of members a second pass would miss
             // on every one of them again.
-            for member in posts[0].members where member.offer(posts[0].item) {
-                member.writer?.drain(member)
+            let item = posts[0].item
+            for member in posts[0].members {
+                guard let writer = member.writer else { continue }
+                if case .chunk(let chunk) = item, writer.writeDirect(chunk, for: member) { continue }
+                if member.offer(item) { writer.drain(member) }
             }
         } else {
             // Every member is offered the period's items first, then drained once: one flush each.
@@ -95,6 +121,7 @@ final class CaptureDrain: Sendable {
             }
         }
         for subscriber in batch { subscriber.writer?.drain(subscriber) }
+        recordSendDelays()
         batch.removeAll(keepingCapacity: true)
         posts.removeAll(keepingCapacity: true)
         state.withLock { state in

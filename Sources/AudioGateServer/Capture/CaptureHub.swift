@@ -253,7 +253,7 @@ public final class CaptureHub: CaptureSink {
         loopDrains.withLock { drains in
             let key = ObjectIdentifier(eventLoop)
             if let drain = drains[key] { return drain }
-            let drain = CaptureDrain(eventLoop: eventLoop)
+            let drain = CaptureDrain(eventLoop: eventLoop, metrics: metrics)
             drains[key] = drain
             return drain
         }

@@ -65,4 +65,10 @@ final class CaptureMetrics: Sendable {
         sendDelay.record(.nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max)))))
         delays.record(nanoseconds: nanoseconds)
     }
+
+    /// Records the read-to-send delays of one event loop's batch.
+    func recordSendDelays(nanoseconds batch: [UInt64]) {
+        for nanoseconds in batch { sendDelay.record(.nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max))))) }
+        delays.record(nanoseconds: batch)
+    }
 }

@@ -224,6 +224,18 @@ public final class CaptureSubscriber: Sendable {
         }
     }
 
+    /// Takes a lane's chunk to be written at once (on the event loop), when nothing is queued
+    /// before it and the writer is live: the chunk never enters the queue, so the steady state
+    /// touches no queue storage. False: `offer` it instead.
+    func takeDirect() -> Bool {
+        state.withLock { state in
+            guard state.live, !state.drainRequested, !state.hasWork else { return false }
+            state.completedChunks += 1
+            state.handedOut += 1
+            return true
+        }
+    }
+
     /// Hands this subscriber to its event loop's drain: into the period's batch, or scheduled now.
     private func requestDrain(_ drains: UnsafeMutablePointer<CaptureDrains>?) {
         guard let writer else { return }

@@ -21,8 +21,18 @@ final class LatencyHistogram: Sendable {
 
     /// Records one latency; values beyond a minute count as a minute.
     func record(nanoseconds: UInt64) {
-        let microseconds = min(max(nanoseconds / 1000, 1), Self.highestMicroseconds)
-        histogram.withLock { _ = $0.record(microseconds) }
+        histogram.withLock { _ = $0.record(Self.microseconds(nanoseconds)) }
+    }
+
+    /// Records several latencies under one lock.
+    func record(nanoseconds batch: [UInt64]) {
+        histogram.withLock { histogram in
+            for nanoseconds in batch { _ = histogram.record(Self.microseconds(nanoseconds)) }
+        }
+    }
+
+    private static func microseconds(_ nanoseconds: UInt64) -> UInt64 {
+        min(max(nanoseconds / 1000, 1), highestMicroseconds)
     }
 
     /// Percentiles to 0.01 ms; zeros before the first value.

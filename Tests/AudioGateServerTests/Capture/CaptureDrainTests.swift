@@ -197,4 +197,49 @@ struct CaptureDrainTests {
         ])
         hub.unsubscribe(subscriber)
     }
+
+    /// The messages in what a channel with a `WebSocketFrameEncoder` wrote: "audio" for a binary
+    /// frame of `payload` bytes, a text frame's text.
+    static func encodedMessages(_ channel: EmbeddedChannel, payload: Int) throws -> [String] {
+        var bytes = ByteBuffer()
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&buffer) }
+        var messages: [String] = []
+        while let first = bytes.readInteger(as: UInt8.self), let second = bytes.readInteger(as: UInt8.self) {
+            var length = Int(second & 0x7F)
+            if length == 126 { length = Int(bytes.readInteger(as: UInt16.self) ?? 0) }
+            guard let body = bytes.readSlice(length: length) else { break }
+            messages.append(first == 0x82 && length == payload ? "audio" : String(buffer: body))
+        }
+        return messages
+    }
+
+    @Test("with the frame encoder in the pipeline a lane member's chunks go straight to its socket, in order with device events")
+    func laneDirectWrites() throws {
+        let hub = CaptureHub(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(handler: WebSocketFrameEncoder(), loop: loop)
+        let subscriber = try hub.subscribe(
+            CaptureParameters(query: ["rate": "48000", "chunk_ms": "10"]), transport: .webSocket, channel: channel)
+        subscriber.writer?.start(subscriber, message: "{\"type\":\"start\"}")
+        func status(_ state: DeviceState) -> DeviceStatus { DeviceStatus(name: "test", direction: .capture, state: state) }
+        hub.captureStatusChanged(status(.running))
+        Self.capture(hub, period: 0)
+        loop.run()
+        Self.capture(hub, period: 1)
+        hub.captureStatusChanged(status(.recovering))
+        loop.run()
+        hub.captureStatusChanged(status(.running))
+        for period in 2..<5 {
+            Self.capture(hub, period: period)
+            loop.run()
+        }
+        #expect(try Self.encodedMessages(channel, payload: 960) == [
+            "{\"type\":\"start\"}", "audio", "audio", "{\"type\":\"device\",\"state\":\"lost\"}",
+            "{\"type\":\"device\",\"state\":\"restored\"}", "audio", "audio", "audio",
+        ])
+        #expect(subscriber.sentChunks == 5)
+        // Every write is timed, direct or queued.
+        #expect(hub.sendDelayStatus.count == 5)
+        hub.unsubscribe(subscriber)
+    }
 }
