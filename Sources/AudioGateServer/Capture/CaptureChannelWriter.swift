@@ -20,7 +20,12 @@ final class CaptureChannelWriter: Sendable {
     /// The context of the channel's WebSocket frame encoder, found when the writer starts: audio
     /// frames enter the pipeline there, already framed, instead of passing every handler above it
     /// and the encoder (a dynamic cast and a retain per handler, per frame, per client).
-    private let encoderContext: NIOLoopBoundBox<ChannelHandlerContext?>
+    ///
+    /// Unchecked because it is touched only on the channel's event loop: `start` sets it there
+    /// before the subscriber goes live, and only drains that run there after it read it. It is
+    /// not in a `NIOLoopBoundBox` because that box is one more object per client to miss in
+    /// cache on every send.
+    nonisolated(unsafe) private var encoderContext: ChannelHandlerContext?
     /// Room left before each frame's payload for its header, so a frame goes out as one buffer
     /// (and one iovec) instead of two.
     static let headerRoom = 14
@@ -31,12 +36,11 @@ final class CaptureChannelWriter: Sendable {
         self.json = json
         self.metrics = metrics
         spare = .makeEmptyBox(valueType: ByteBuffer.self, eventLoop: channel.eventLoop)
-        encoderContext = .makeEmptyBox(valueType: ChannelHandlerContext.self, eventLoop: channel.eventLoop)
     }
 
     /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
     func start(_ subscriber: CaptureSubscriber, message: String) {
-        encoderContext.value = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        encoderContext = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         channel.write(text(message), promise: nil)
         if subscriber.goLive() {
             drain(subscriber)
@@ -58,7 +62,7 @@ final class CaptureChannelWriter: Sendable {
             return
         }
         let chunkBytes = subscriber.chunkBytes
-        let encoder = encoderContext.value
+        let encoder = encoderContext
         var wrote = false
         var lastAudio: ByteBuffer?
         defer {
@@ -112,7 +116,7 @@ final class CaptureChannelWriter: Sendable {
     /// Writes a lane's chunk to a member's socket at once, if the socket takes it and nothing is
     /// queued before it; on the event loop. False: queue it instead.
     func writeDirect(_ chunk: SharedChunk, for subscriber: CaptureSubscriber) -> Bool {
-        guard let encoder = encoderContext.value, channel.isWritable, subscriber.takeDirect() else { return false }
+        guard let encoder = encoderContext, channel.isWritable, subscriber.takeDirect() else { return false }
         encoder.writeAndFlush(NIOAny(chunk.frame), promise: nil)
         drain.noteSent(ready: chunk.ready)
         return true
@@ -121,7 +125,7 @@ final class CaptureChannelWriter: Sendable {
     /// `drain` for a lane member: its chunks are already framed and shared, so nothing is copied
     /// or allocated; the buffer goes to the socket as it is.
     private func drainShared(_ subscriber: CaptureSubscriber) {
-        let encoder = encoderContext.value
+        let encoder = encoderContext
         var wrote = false
         defer { if wrote { flush(from: encoder) } }
         var first = true
