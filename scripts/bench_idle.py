@@ -428,7 +428,12 @@ def markdown(result, before=None):
             return "n/a", "n/a"
         figure = f"{row['cpu']:.2f}"
         if over and result.get(over):
-            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle)"
+            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle"
+            # The idle row is the devices kept open: the same client over that one too.
+            open_key = over.replace("_idle", "_open")
+            if result.get(open_key):
+                figure += f", {row['cpu'] - result[open_key]['cpu']:+.2f} over devices kept open"
+            figure += ")"
         return figure, f"{row['steal']:.2f} ({row['load']:.1f})"
 
     lines = [
