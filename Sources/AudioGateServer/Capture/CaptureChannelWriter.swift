@@ -133,25 +133,19 @@ final class CaptureChannelWriter: Sendable {
         while more, first || channel.isWritable {
             let (taken, remaining, frame) = subscriber.takeForDrain(into: UnsafeMutableBufferPointer(start: nil, count: 0), startingDrain: first)
             more = remaining
-            defer { first = false }
+            first = false
             guard case .some(.some(let event)) = taken else { return }
+            wrote = true
             if case .chunk(_, _, let ready) = event, let frame {
-                if let encoder, first, !more {
-                    // The usual period: one chunk and nothing else, written and flushed in one pass
-                    // down the pipeline.
-                    encoder.writeAndFlush(NIOAny(frame), promise: nil)
-                } else if let encoder {
-                    wrote = true
+                if let encoder {
                     encoder.write(NIOAny(frame), promise: nil)
                 } else {
-                    wrote = true
                     var payload = frame
                     payload.moveReaderIndex(forwardBy: Self.frameHeaderLength(frame))
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: payload), promise: nil)
                 }
                 drain.noteSent(ready: ready)
             } else {
-                wrote = true
                 writeMessage(event)
             }
         }

@@ -142,12 +142,16 @@ struct CaptureDrains {
     /// Adds a subscriber to its drain's batch and remembers the drain.
     mutating func add(_ subscriber: CaptureSubscriber, to drain: CaptureDrain) {
         drain.add(subscriber)
-        if !touched.contains(where: { $0 === drain }) { touched.append(drain) }
+        remember(drain)
     }
 
     /// Posts a lane's item to a drain's batch and remembers the drain.
     mutating func post(_ item: CaptureLane.Item, to members: [CaptureSubscriber], on drain: CaptureDrain) {
         drain.post(item, to: members)
+        remember(drain)
+    }
+
+    private mutating func remember(_ drain: CaptureDrain) {
         if !touched.contains(where: { $0 === drain }) { touched.append(drain) }
     }
 

@@ -4,9 +4,10 @@ import NIOCore
 /// The binary WebSocket clients of one group that take the same chunk length, sharing every chunk.
 ///
 /// The capture thread cuts the group's audio into chunks once per lane, frames each chunk as a
-/// WebSocket binary message once, and hands it to each event loop that has members: its work per
-/// period grows with lanes and event loops, not with clients. Each event loop then queues the same
-/// buffer (a reference, not a copy) for its members and writes it to their sockets.
+/// WebSocket binary message once, and hands it to each event loop that has members (a copy per
+/// loop): its work per period grows with lanes and event loops, not with clients. Each event loop
+/// then writes that one buffer to each member's socket, queueing a reference to it for members
+/// that are behind.
 ///
 /// Lives inside the hub's lock, like its group: the capture thread feeds it, clients join and leave.
 final class CaptureLane {

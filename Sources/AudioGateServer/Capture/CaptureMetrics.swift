@@ -62,13 +62,17 @@ final class CaptureMetrics: Sendable {
 
     /// Records one chunk's read-to-send delay.
     func recordSendDelay(nanoseconds: UInt64) {
-        sendDelay.record(.nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max)))))
+        sendDelay.record(Self.duration(nanoseconds))
         delays.record(nanoseconds: nanoseconds)
     }
 
     /// Records the read-to-send delays of one event loop's batch.
     func recordSendDelays(nanoseconds batch: [UInt64]) {
-        for nanoseconds in batch { sendDelay.record(.nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max))))) }
+        for nanoseconds in batch { sendDelay.record(Self.duration(nanoseconds)) }
         delays.record(nanoseconds: batch)
+    }
+
+    private static func duration(_ nanoseconds: UInt64) -> Duration {
+        .nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max))))
     }
 }
