@@ -39,7 +39,11 @@ public struct LevelMeter: Sendable {
                 // NaN must not stick in the meter forever: it counts as silence.
                 lanes.replace(with: 0, where: lanes .!= lanes)
                 block += lanes * lanes
-                peaks = pointwiseMax(peaks, pointwiseMax(lanes, -lanes))
+                // The magnitude by clearing the sign bit and the maximum by a compare and select:
+                // the stdlib's generic `pointwiseMax` goes lane by lane through a call per vector.
+                let magnitude = unsafeBitCast(
+                    unsafeBitCast(lanes, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+                peaks.replace(with: magnitude, where: magnitude .> peaks)
                 index &+= 8
             }
             var tail: Float = 0
@@ -52,7 +56,7 @@ public struct LevelMeter: Sendable {
                 }
                 index &+= 1
             }
-            peaks = pointwiseMax(peaks, SIMD8(repeating: tailPeak))
+            peaks.replace(with: tailPeak, where: peaks .< tailPeak)
             total += Double(block.sum() + tail)
         }
         sumOfSquares = total

@@ -23,6 +23,15 @@ struct LevelMeterTests {
         #expect(meter.rmsDBFS == -120 && meter.peakDBFS == -120 && meter.sampleCount == 0)
     }
 
+    @Test(arguments: [13, 1029]) func negativePeakAnywhere(index: Int) {
+        // 1029 falls in the tail of a 1030-sample block that is not a whole number of vectors.
+        var samples = [Float](repeating: 0.01, count: 1030)
+        samples[index] = -0.5
+        var meter = LevelMeter()
+        samples.withUnsafeBufferPointer { meter.add($0) }
+        #expect(meter.peak == 0.5)
+    }
+
     @Test func silenceAndNaNFloorAt120() {
         var meter = LevelMeter()
         [Float](repeating: 0, count: 100).withUnsafeBufferPointer { meter.add($0) }
