@@ -9,9 +9,13 @@ struct PlaybackSocket {
     let mixer: PlaybackMixer
     let parameters: PlaybackParameters
     let maxMessageBytes: Int
+    /// Takes the usual messages on the event loop; nil: every message comes through `inbound`.
+    let frames: NIOLoopBound<PlaybackFrameHandler>?
     let logger: Logger
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        // Whatever the handler still holds must reach the reader: the client's close, at least.
+        defer { if let frames { frames.eventLoop.execute { frames.value.detach() } } }
         let stream: PlaybackStream
         do {
             stream = try mixer.acquire(parameters.stream)
@@ -22,6 +26,11 @@ struct PlaybackSocket {
         }
         let listener = PlaybackListener()
         stream.addListener(listener)
+        if let frames, parameters.container == nil {
+            let target = PlaybackFrameHandler.Target(
+                stream: stream, listener: listener, format: parameters.format, mixFormat: mixer.mixFormatProvider)
+            frames.eventLoop.execute { frames.value.attach(target) }
+        }
         defer {
             stream.removeListener(listener)
             mixer.release(stream)

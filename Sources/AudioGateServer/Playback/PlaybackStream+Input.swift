@@ -11,25 +11,40 @@ extension PlaybackStream {
         let bytesPerFrame = format.bytesPerFrame
         let usable = bytes.count - bytes.count % bytesPerFrame
         guard usable > 0 else { return 0 }
-        let sliceBytes = max(1, Int(Double(format.rate) * Self.sliceSeconds)) * bytesPerFrame
+        let sliceBytes = Self.sliceFrames(format) * bytesPerFrame
         var offset = 0
         while offset < usable {
             try await waitForRoom()
             let end = min(usable, offset + sliceBytes)
             bytes.withUnsafeBytes { raw in
-                push(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mix: mixFormat())
+                enqueueNow(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mixFormat: mixFormat)
             }
             offset = end
         }
-        metrics.bytesIn.increment(by: Int64(usable))
         return usable / bytesPerFrame
+    }
+
+    /// Queues at most one slice of whole frames at once; the caller saw `hasRoom`, so it fits.
+    func enqueueNow(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mixFormat: @Sendable () -> AudioFormat) {
+        guard !raw.isEmpty else { return }
+        push(raw, format: format, mix: mixFormat())
+        metrics.bytesIn.increment(by: Int64(raw.count))
+    }
+
+    /// Client frames one `enqueueNow` may take: the ring has room for the limit plus one of these.
+    static func sliceFrames(_ format: AudioFormat) -> Int {
+        max(1, Int(Double(format.rate) * sliceSeconds))
+    }
+
+    /// Whether the queue is below its limit.
+    var hasRoom: Bool {
+        let (frames, rate) = queued
+        return frames < limitSeconds * rate
     }
 
     /// Suspends while the queue holds more than the limit.
     func waitForRoom() async throws {
-        while true {
-            let (frames, rate) = queued
-            if frames < limitSeconds * rate { return }
+        while !hasRoom {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
