@@ -45,6 +45,9 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private(set) var mode = Mode.waiting
     private var held = CircularBuffer<WebSocketFrame>()
     private var readPending = false
+    /// Messages went on since the last read-complete: the reader's channel hands its buffer over
+    /// only at a read-complete, so one must follow messages passed on outside a read.
+    private var forwarded = false
     private var recheck: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
@@ -64,7 +67,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let frame = unwrapInboundIn(data)
         switch mode {
         case .passing:
-            context.fireChannelRead(data)
+            forward(frame, context: context)
         case .waiting:
             held.append(frame)
         case .taking(let target):
@@ -82,9 +85,15 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        forwarded = false
+        context.fireChannelReadComplete()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         // The reader must still see the close, after everything that came before it.
         pass(context: context)
+        completeRead(context: context)
         context.fireChannelInactive()
     }
 
@@ -101,12 +110,14 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard let context, case .waiting = mode else { return }
         mode = .taking(target)
         drain(context: context)
+        completeRead(context: context)
     }
 
     /// Stops taking messages (the socket's reader is done with the stream); on the event loop.
     func detach() {
         guard let context else { return }
         pass(context: context)
+        completeRead(context: context)
     }
 
     private func drain(context: ChannelHandlerContext) {
@@ -132,7 +143,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func take(_ frame: WebSocketFrame, target: Target, context: ChannelHandlerContext) -> Outcome {
         switch frame.opcode {
         case .ping, .pong, .connectionClose:
-            context.fireChannelRead(wrapInboundOut(frame))
+            forward(frame, context: context)
             return .taken
         case .binary, .text:
             guard frame.fin, !frame.rsv1, !frame.rsv2, !frame.rsv3 else { return .notMine }
@@ -180,7 +191,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         mode = .passing
         recheck?.cancel()
         recheck = nil
-        while let frame = held.popFirst() { context.fireChannelRead(wrapInboundOut(frame)) }
+        while let frame = held.popFirst() { forward(frame, context: context) }
         if readPending {
             readPending = false
             context.read()
@@ -195,7 +206,20 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
             handler.recheck = nil
             guard let context = handler.context else { return }
             handler.drain(context: context)
+            handler.completeRead(context: context)
         }
+    }
+
+    private func forward(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
+        forwarded = true
+        context.fireChannelRead(wrapInboundOut(frame))
+    }
+
+    /// Ends a batch of messages passed on outside a read.
+    private func completeRead(context: ChannelHandlerContext) {
+        guard forwarded else { return }
+        forwarded = false
+        context.fireChannelReadComplete()
     }
 }
 

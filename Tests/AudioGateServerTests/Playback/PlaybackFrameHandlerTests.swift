@@ -23,10 +23,25 @@ struct PlaybackFrameHandlerTests {
         }
     }
 
+    /// Hands messages on only at a read-complete, as the socket reader's `NIOAsyncChannel` does.
+    final class BatchingReader: ChannelInboundHandler {
+        typealias InboundIn = WebSocketFrame
+        var pending: [WebSocketFrame] = []
+        var delivered: [WebSocketFrame] = []
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            pending.append(unwrapInboundIn(data))
+        }
+        func channelReadComplete(context: ChannelHandlerContext) {
+            delivered += pending
+            pending.removeAll()
+        }
+    }
+
     struct Fixture {
         let channel = EmbeddedChannel()
         let handler = PlaybackFrameHandler()
         let counter = ReadCounter()
+        let reader = BatchingReader()
         let stream: PlaybackStream
         let listener = PlaybackListener()
 
@@ -36,7 +51,7 @@ struct PlaybackFrameHandlerTests {
             let mixer = PlaybackMixer(configuration: configuration, metrics: ServerMetrics(), logger: TestServer.logger)
             stream = try mixer.acquire("test")
             stream.addListener(listener)
-            try channel.pipeline.syncOperations.addHandlers([counter, handler])
+            try channel.pipeline.syncOperations.addHandlers([counter, handler, reader])
         }
 
         func attach() {
@@ -53,10 +68,10 @@ struct PlaybackFrameHandlerTests {
             return queued <= expected && queued >= expected - 100
         }
 
+        /// What the socket's reader has been given so far.
         func forwarded() throws -> [WebSocketFrame] {
-            var frames: [WebSocketFrame] = []
-            while let frame = try channel.readInbound(as: WebSocketFrame.self) { frames.append(frame) }
-            return frames
+            defer { reader.delivered.removeAll() }
+            return reader.delivered
         }
     }
 
@@ -96,6 +111,17 @@ struct PlaybackFrameHandlerTests {
         try fixture.channel.writeInbound(Self.text(#"{"type":"clear"}"#))
         #expect(fixture.queued == 0)
         #expect(try fixture.forwarded().isEmpty)
+    }
+
+    @Test("a socket that never gets its stream hands what is held to the reader, the client's close included")
+    func detachWithoutStream() throws {
+        let fixture = try Fixture()
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
+        try fixture.channel.writeInbound(WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer()))
+        #expect(try fixture.forwarded().isEmpty)
+        fixture.handler.detach()
+        #expect(try fixture.forwarded().map(\.opcode) == [.binary, .connectionClose])
+        #expect(fixture.queued == 0)
     }
 
     @Test("the first message it does not take goes to the reader with everything after it")
