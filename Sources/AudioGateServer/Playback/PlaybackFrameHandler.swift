@@ -42,7 +42,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case notMine
     }
 
-    private(set) var mode = Mode.waiting
+    private var mode = Mode.waiting
     private var held = CircularBuffer<WebSocketFrame>()
     private var readPending = false
     /// Messages went on since the last read-complete: the reader's channel hands its buffer over
@@ -152,12 +152,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         if frame.opcode == .text {
             var bytes = frame.unmaskedData
-            let text = bytes.readString(length: bytes.readableBytes) ?? ""
-            let message: PlaybackClientMessage
-            do throws(ProtocolError) {
-                message = try PlaybackClientMessage.decode(text)
-            } catch {
-                target.listener.send(.error(code: error.code.rawValue, message: error.message))
+            guard let message = target.listener.decode(bytes.readString(length: bytes.readableBytes) ?? "") else {
                 return .taken
             }
             switch message {

@@ -26,7 +26,7 @@ struct PlaybackSocket {
         }
         let listener = PlaybackListener()
         stream.addListener(listener)
-        if let frames, parameters.container == nil {
+        if let frames {
             let target = PlaybackFrameHandler.Target(
                 stream: stream, listener: listener, format: parameters.format, mixFormat: mixer.mixFormatProvider)
             frames.eventLoop.execute { frames.value.attach(target) }
@@ -90,13 +90,7 @@ struct PlaybackSocket {
                 case .binary(let buffer):
                     try await queue(buffer.readableBytesView)
                 case .text(let text):
-                    let decoded: PlaybackClientMessage
-                    do throws(ProtocolError) {
-                        decoded = try PlaybackClientMessage.decode(text)
-                    } catch {
-                        listener.send(.error(code: error.code.rawValue, message: error.message))
-                        continue
-                    }
+                    guard let decoded = listener.decode(text) else { continue }
                     switch decoded {
                     case .audio(let data): try await queue(data)
                     case .mark(let name):
