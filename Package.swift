@@ -57,6 +57,9 @@ let package = Package(
             pkgConfig: "espeak-ng",
             providers: [.apt(["libespeak-ng-dev"])]
         ),
+        // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
+        // clients' objects while it writes to this one's socket.
+        .systemLibrary(name: "CPrefetch"),
         .target(name: "AudioGateCore", swiftSettings: audioPathSettings),
         .target(
             name: "AudioGateDevices",
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "AudioGateServer",
             dependencies: [
-                "AudioGateCore", "AudioGateDevices", "CWebRTCAudio", "CFFmpeg", "CEspeak",
+                "AudioGateCore", "AudioGateDevices", "CPrefetch", "CWebRTCAudio", "CFFmpeg", "CEspeak",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -1,4 +1,5 @@
 import AudioGateCore
+import CPrefetch
 import NIOCore
 import NIOWebSocket
 
@@ -120,6 +121,24 @@ final class CaptureChannelWriter: Sendable {
         encoder.writeAndFlush(NIOAny(chunk.frame), promise: nil)
         drain.noteSent(ready: chunk.ready)
         return true
+    }
+
+    /// Starts loading this writer's fields into the cache (see `CaptureDrain`'s prefetch).
+    func prefetch() {
+        audiogate_prefetch(Unmanaged.passUnretained(self).toOpaque(), 128)
+    }
+
+    /// Starts loading the channel and the encoder's context that `writeDirect` goes through.
+    func prefetchChannel() {
+        audiogate_prefetch(UnsafeRawPointer(bitPattern: UInt(bitPattern: ObjectIdentifier(channel))), 384)
+        if let encoderContext {
+            audiogate_prefetch(Unmanaged.passUnretained(encoderContext).toOpaque(), 128)
+        }
+    }
+
+    /// Starts loading the channel's pipeline, which every handler context's write reads.
+    func prefetchPipeline() {
+        audiogate_prefetch(Unmanaged.passUnretained(channel.pipeline).toOpaque(), 128)
     }
 
     /// `drain` for a lane member: its chunks are already framed and shared, so nothing is copied

@@ -1,4 +1,5 @@
 import AudioGateCore
+import CPrefetch
 import NIOCore
 import Synchronization
 
@@ -222,6 +223,11 @@ public final class CaptureSubscriber: Sendable {
             }
             return state.requestDrain()
         }
+    }
+
+    /// Starts loading this subscriber's fields and lock into the cache (see `CaptureDrain`'s prefetch).
+    func prefetch() {
+        audiogate_prefetch(Unmanaged.passUnretained(self).toOpaque(), 320)
     }
 
     /// Takes a lane's chunk to be written at once (on the event loop), when nothing is queued
