@@ -165,6 +165,20 @@ def send_floor(runs, seconds, clients_list):
     return rows
 
 
+def receive_floor(runs, seconds):
+    """CPU % of one core that a C program spends reading one playback sender's messages (a 20 ms chunk
+    of 24 kHz mono s16le in a masked WebSocket frame, 966 bytes) in an epoll loop, with no server logic."""
+    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
+    figures, steals = [], []
+    for _ in range(runs):
+        before = e2e.cpu_sample()
+        result = json.loads(subprocess.run([str(out), "1", str(seconds), "966", "20", "receive"], capture_output=True,
+                                           text=True, check=True).stdout)
+        figures.append(result["cpu_percent"])
+        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+    return {"cpu": round(statistics.median(figures), 2), "runs": figures, "steal": round(statistics.median(steals), 2)}
+
+
 def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
     return subprocess.Popen(
         [str(binary), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
@@ -427,7 +441,9 @@ def markdown(result, before=None):
         if not row:
             return "n/a", "n/a"
         figure = f"{row['cpu']:.2f}"
-        if over and result.get(over):
+        if over and over.endswith("_open") and result.get(over):
+            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over the same devices with no client)"
+        elif over and result.get(over):
             figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle"
             # The issue's idle row is the devices kept open: the same client over that one too.
             open_key = over.replace("_idle", "_open")
@@ -450,13 +466,15 @@ def markdown(result, before=None):
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     floors = result.get("send_floor", {})
-    floor_clients = {"loopback_capture1": "1", "pulse_capture1": "1", "pulse_capture100": "100",
+    floor_clients = {"loopback_capture1": "1", "loopback_open_capture1": "1", "pulse_capture1": "1", "pulse_capture100": "100",
                      "pulse_capture500": "500", "pulse_capture1000": "1000"}
     rows = [
         ("loopback card, no client (devices stopped after 5 s idle, the default)", "loopback_idle", None, "<= 0.2"),
         ("loopback card, devices kept open, no client (`--device-idle-ms 0`)", "loopback_open", None, "<= 0.2"),
         ("loopback + 1 capture client", "loopback_capture1", "loopback_idle", "<= 0.3 over idle"),
         ("loopback + 1 playback sender", "loopback_playback1", "loopback_idle", "<= 0.3 over idle"),
+        ("loopback, devices kept open + 1 capture client", "loopback_open_capture1", "loopback_open", "<= 0.3 over idle"),
+        ("loopback, devices kept open + 1 playback sender", "loopback_open_playback1", "loopback_open", "<= 0.3 over idle"),
         ("pulse card, no client (devices stopped after 5 s idle, the default)", "pulse_idle", None, ""),
         ("pulse card, devices kept open, no client (`--device-idle-ms 0`)", "pulse_open", None, ""),
         ("pulse + 1 capture client", "pulse_capture1", "pulse_idle", ""),
@@ -466,7 +484,8 @@ def markdown(result, before=None):
         ("pulse + 1000 capture clients", "pulse_capture1000", None, "<= 50 %, every client >= 97 % real time"),
     ]
     # Devices were always open before --device-idle-ms: the earlier idle rows compare with the open ones.
-    earlier_key = {"loopback_open": "loopback_idle", "pulse_open": "pulse_idle", "loopback_idle": None, "pulse_idle": None}
+    earlier_key = {"loopback_open": "loopback_idle", "pulse_open": "pulse_idle", "loopback_idle": None, "pulse_idle": None,
+                   "loopback_open_capture1": None, "loopback_open_playback1": None}
     for name, key, over, target in rows:
         row = result.get(key)
         if not row:
@@ -505,6 +524,15 @@ def markdown(result, before=None):
             "per client on this machine: "
             + ", ".join(f"{n} connection{'s' if n != '1' else ''} {r['cpu']:.2f} % (runs {' / '.join(f'{v:.2f}' for v in r['runs'])}, steal {r['steal']} %)"
                         for n, r in floors.items()) + ".",
+            "",
+        ]
+    receive = result.get("receive_floor")
+    if receive:
+        lines += [
+            "*Same reads from C* (`send_floor.c ... receive`): the mirror case, the floor under one playback",
+            "sender: one process waits in epoll and reads a 966-byte message (a 20 ms chunk of 24 kHz s16le in a",
+            f"masked frame) every 20 ms from one loopback connection: {receive['cpu']:.2f} % (runs",
+            f"{' / '.join(f'{v:.2f}' for v in receive['runs'])}, steal {receive['steal']} %).",
             "",
         ]
     lines += [
@@ -615,9 +643,11 @@ def main():
             result["wakeup_floor"] = wakeup_floor(args.runs)
         if wanted("send_floor"):
             result["send_floor"] = send_floor(args.runs, args.seconds, (1, 100, 500, 1000))
+        if wanted("receive_floor"):
+            result["receive_floor"] = receive_floor(args.runs, args.seconds)
         extra = ["--max-capture-clients", "1000", "--log-level", "error"]
         for device in ("loopback", "pulse"):
-            if not wanted(f"{device}_open"):
+            if not any(wanted(name) for name in (f"{device}_open", f"{device}_open_capture1", f"{device}_open_playback1")):
                 continue
             # Devices kept running with no client: what every period costs when nobody listens.
             with tempfile.TemporaryDirectory() as data:
@@ -628,6 +658,12 @@ def main():
                 try:
                     time.sleep(2)
                     result[f"{device}_open"] = idle_row(server, args)
+                    if device == "loopback":
+                        # One client on devices that run anyway: the client's own cost, nothing else.
+                        if wanted("loopback_open_capture1"):
+                            result["loopback_open_capture1"] = capture_row(server, args, loader, 1)
+                        if wanted("loopback_open_playback1"):
+                            result["loopback_open_playback1"] = playback_row(server, args)
                 finally:
                     server.stop()
         with tempfile.TemporaryDirectory() as data:

@@ -27,6 +27,12 @@ final class CaptureChannelWriter: Sendable {
     /// not in a `NIOLoopBoundBox` because that box is one more object per client to miss in
     /// cache on every send.
     nonisolated(unsafe) private var encoderContext: ChannelHandlerContext?
+    /// Where the encoder's context and the channel's pipeline live, for `prefetchTargets`: plain
+    /// addresses, because taking a reference to a cold object (a retain) waits for its cache line,
+    /// which is what prefetching is to avoid. Prefetching an address never faults, and the objects
+    /// live as long as the channel. Unchecked for the same reason as `encoderContext`: set once in
+    /// `start`, on the event loop, read only there afterwards.
+    nonisolated(unsafe) private var targetAddresses: (context: UnsafeRawPointer?, pipeline: UnsafeRawPointer?) = (nil, nil)
     /// Room left before each frame's payload for its header, so a frame goes out as one buffer
     /// (and one iovec) instead of two.
     static let headerRoom = 14
@@ -42,6 +48,10 @@ final class CaptureChannelWriter: Sendable {
     /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
     func start(_ subscriber: CaptureSubscriber, message: String) {
         encoderContext = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        targetAddresses = (
+            encoderContext.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) },
+            UnsafeRawPointer(Unmanaged.passUnretained(channel.pipeline).toOpaque())
+        )
         channel.write(text(message), promise: nil)
         if subscriber.goLive() {
             drain(subscriber)
@@ -128,17 +138,12 @@ final class CaptureChannelWriter: Sendable {
         audiogate_prefetch(Unmanaged.passUnretained(self).toOpaque(), 128)
     }
 
-    /// Starts loading the channel and the encoder's context that `writeDirect` goes through.
-    func prefetchChannel() {
+    /// Starts loading the channel, its pipeline and the encoder's context, which `writeDirect` goes
+    /// through, into the cache.
+    func prefetchTargets() {
         audiogate_prefetch(UnsafeRawPointer(bitPattern: UInt(bitPattern: ObjectIdentifier(channel))), 384)
-        if let encoderContext {
-            audiogate_prefetch(Unmanaged.passUnretained(encoderContext).toOpaque(), 128)
-        }
-    }
-
-    /// Starts loading the channel's pipeline, which every handler context's write reads.
-    func prefetchPipeline() {
-        audiogate_prefetch(Unmanaged.passUnretained(channel.pipeline).toOpaque(), 128)
+        audiogate_prefetch(targetAddresses.context, 128)
+        audiogate_prefetch(targetAddresses.pipeline, 128)
     }
 
     /// `drain` for a lane member: its chunks are already framed and shared, so nothing is copied

@@ -140,16 +140,15 @@ extension CaptureDrain {
     ///
     /// Each member's write goes through its subscriber, its writer, its channel, the channel's
     /// pipeline and a handler context; with hundreds of members (and a socket write between two of
-    /// them) every one of those is a cache miss, waited for in turn. Each object's address is read
-    /// from the one before it, so the chain is fetched a step per member: the subscriber four
-    /// members ahead, its writer three ahead, the writer's channel and context two ahead, the
-    /// channel's pipeline one ahead. By its turn a member's objects are in cache.
+    /// them) every one of those is a cache miss, waited for in turn. The writer's address is read
+    /// from the subscriber and the others' from the writer, so the chain is fetched a step per
+    /// member: the subscriber three members ahead, its writer two ahead, the channel, pipeline and
+    /// context one ahead. By its turn a member's objects are in cache.
     fileprivate static func prefetch(after index: Int, in members: [CaptureSubscriber]) {
         let count = members.count
-        if index + 4 < count { members[index + 4].prefetch() }
-        if index + 3 < count { members[index + 3].writer?.prefetch() }
-        if index + 2 < count { members[index + 2].writer?.prefetchChannel() }
-        if index + 1 < count { members[index + 1].writer?.prefetchPipeline() }
+        if index + 3 < count { members[index + 3].prefetch() }
+        if index + 2 < count { members[index + 2].writer?.prefetch() }
+        if index + 1 < count { members[index + 1].writer?.prefetchTargets() }
     }
 }
 
