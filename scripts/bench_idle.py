@@ -444,12 +444,10 @@ def markdown(result, before=None):
         if over and over.endswith("_open") and result.get(over):
             figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over the same devices with no client)"
         elif over and result.get(over):
-            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle"
-            # The idle row is the devices kept open: the same client over that one too.
-            open_key = over.replace("_idle", "_open")
-            if result.get(open_key):
-                figure += f", {row['cpu'] - result[open_key]['cpu']:+.2f} over devices kept open"
-            figure += ")"
+            # Not over the kept-open row: a client on the default server starts only its own
+            # device, so that difference would mix two sets of devices. The kept-open client rows
+            # give a client's own cost.
+            figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over idle)"
         return figure, f"{row['steal']:.2f} ({row['load']:.1f})"
 
     lines = [
@@ -507,6 +505,18 @@ def markdown(result, before=None):
             old += f" / {old_row['rss']:.0f}"
         lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
     lines.append("")
+    lines += [
+        "A client on the default server starts its own device (and only that one), so its rows are over",
+        "idle with the devices stopped; the *devices kept open + 1 client* rows add the client to devices",
+        "that run anyway, which is that client's own cost.",
+        "",
+    ]
+    if result.get("remeasured"):
+        lines += [
+            f"Re-measured in this run: {', '.join(f'`{k}`' for k in result['remeasured'])}; the other rows, the latency",
+            "table and the instruction counts are from the run before, on the code before the fan-out's prefetching.",
+            "",
+        ]
     floor = result.get("wakeup_floor")
     if floor:
         lines += [
