@@ -148,35 +148,27 @@ def wakeup_floor(runs):
             "steal": round(statistics.median(steals), 2)}
 
 
+def floor_runs(arguments, runs):
+    """Median CPU % of `runs` runs of scripts/send_floor.c with `arguments`, with the steal beside it."""
+    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
+    figures, steals = [], []
+    for _ in range(runs):
+        before = e2e.cpu_sample()
+        result = json.loads(subprocess.run([str(out), *arguments], capture_output=True, text=True, check=True).stdout)
+        figures.append(result["cpu_percent"])
+        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+    return {"cpu": round(statistics.median(figures), 2), "runs": figures, "steal": round(statistics.median(steals), 2)}
+
+
 def send_floor(runs, seconds, clients_list):
     """CPU % of one core that a C program spends on the same sends with no server logic (scripts/send_floor.c)."""
-    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
-    rows = {}
-    for clients in clients_list:
-        figures, steals = [], []
-        for _ in range(runs):
-            before = e2e.cpu_sample()
-            result = json.loads(subprocess.run([str(out), str(clients), str(seconds)], capture_output=True,
-                                               text=True, check=True).stdout)
-            figures.append(result["cpu_percent"])
-            steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
-        rows[str(clients)] = {"cpu": round(statistics.median(figures), 2), "runs": figures,
-                              "steal": round(statistics.median(steals), 2)}
-    return rows
+    return {str(clients): floor_runs([str(clients), str(seconds)], runs) for clients in clients_list}
 
 
 def receive_floor(runs, seconds):
     """CPU % of one core that a C program spends reading one playback sender's messages (a 20 ms chunk
     of 24 kHz mono s16le in a masked WebSocket frame, 966 bytes) in an epoll loop, with no server logic."""
-    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
-    figures, steals = [], []
-    for _ in range(runs):
-        before = e2e.cpu_sample()
-        result = json.loads(subprocess.run([str(out), "1", str(seconds), "966", "20", "receive"], capture_output=True,
-                                           text=True, check=True).stdout)
-        figures.append(result["cpu_percent"])
-        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
-    return {"cpu": round(statistics.median(figures), 2), "runs": figures, "steal": round(statistics.median(steals), 2)}
+    return floor_runs(["1", str(seconds), "966", "20", "receive"], runs)
 
 
 def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
