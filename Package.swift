@@ -60,11 +60,12 @@ let package = Package(
         // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
         // clients' objects while it writes to this one's socket.
         .systemLibrary(name: "CPrefetch"),
+        .systemLibrary(name: "CDotProduct"),
         .target(name: "AudioGateCore", swiftSettings: audioPathSettings),
         .target(
             name: "AudioGateDevices",
             dependencies: [
-                "CALSA", "CSpeexDSP", "AudioGateCore",
+                "CALSA", "CSpeexDSP", "CDotProduct", "AudioGateCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,14 +1,18 @@
 import CSpeexDSP
 
-/// A streaming band-limited resampler (speexdsp `SpeexResamplerState *`) whose filter state carries
-/// across calls, so audio cut into chunks of any size resamples as if it were one piece.
+/// A streaming band-limited resampler whose filter state carries across calls, so audio cut into
+/// chunks of any size resamples as if it were one piece.
+///
+/// At `fastest`, rates in a small whole-number ratio (48 to 16 kHz, 24 to 48 kHz) go through
+/// `PolyphaseFilter`; every other pair, and the higher qualities, through speexdsp
+/// (`SpeexResamplerState *`).
 ///
 /// Output frame `k` is input frame `k / ratio`: the filter delay is not emitted as leading zeros, so
 /// after `n` input frames and `m` output frames the resampler holds `n - m / ratio` input frames.
 ///
 /// Not thread-safe: one owner at a time (the capture thread, or one playback stream's writer).
 public final class Resampler {
-    /// speexdsp's windowed-sinc qualities; the lower ones are deliberately not offered.
+    /// Windowed-sinc qualities; the lower speexdsp ones are deliberately not offered.
     public enum Quality: String, Sendable, CaseIterable {
         case fastest
         case medium
@@ -36,7 +40,10 @@ public final class Resampler {
     /// The converter in use.
     public let quality: Quality
     private let ratio: Double
+    /// The speexdsp converter, when no `filter` is used and the rates differ.
     private let state: OpaquePointer?
+    /// The SIMD polyphase filter, for small whole-number ratios at `fastest`.
+    private let filter: PolyphaseFilter?
     /// Input frames the filter looks ahead of the output it produces.
     private let latency: Int
     /// `latency` frames of silence, fed to push the held tail out at the end of input.
@@ -70,8 +77,16 @@ public final class Resampler {
         outputCycle = outputRate / divisor
         if inputRate == outputRate {
             state = nil
+            filter = nil
             latency = 0
+        } else if quality == .fastest,
+            let polyphase = PolyphaseFilter(inputRate: inputRate, outputRate: outputRate, channels: channels)
+        {
+            state = nil
+            filter = polyphase
+            latency = polyphase.latency
         } else {
+            filter = nil
             var status: Int32 = 0
             let created = speex_resampler_init(
                 UInt32(channels), inputRate32, outputRate32, quality.speexQuality, &status)
@@ -111,7 +126,7 @@ public final class Resampler {
             if endOfInput { reset() }
             return 0
         }
-        guard let state else {
+        guard state != nil || filter != nil else {
             let frames = min(inputFrames, outputCapacity)
             if frames > 0, let source = input.baseAddress {
                 destination.update(from: source, count: frames * channels)
@@ -120,7 +135,7 @@ public final class Resampler {
         }
         var written = 0
         if inputFrames > 0, let source = input.baseAddress {
-            let step = run(state, source, frames: inputFrames, into: destination, capacity: outputCapacity)
+            let step = run(source, frames: inputFrames, into: destination, capacity: outputCapacity)
             consumed += step.consumed
             produced += step.produced
             written = step.produced
@@ -137,7 +152,7 @@ public final class Resampler {
                 let tail = destination + written * channels
                 written += zeros.withUnsafeBufferPointer { silence in
                     guard let silence = silence.baseAddress else { return 0 }
-                    return run(state, silence, frames: latency, into: tail, capacity: wanted).produced
+                    return run(silence, frames: latency, into: tail, capacity: wanted).produced
                 }
             }
             reset()
@@ -159,19 +174,21 @@ public final class Resampler {
 
     /// Forgets the filter history (after a flush or a discontinuity).
     public func reset() {
+        filter?.reset()
+        consumed = 0
+        produced = 0
         guard let state else { return }
         // Neither fails on a state that was created, and reset cannot report it to its callers.
         try? Self.check(speex_resampler_reset_mem(state), "speex_resampler_reset_mem")
         try? Self.check(speex_resampler_skip_zeros(state), "speex_resampler_skip_zeros")
-        consumed = 0
-        produced = 0
     }
 
     /// Feeds `frames` frames of `input` until they are used or `capacity` output frames are written.
     private func run(
-        _ state: OpaquePointer, _ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
-        capacity: Int
+        _ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>, capacity: Int
     ) -> (consumed: Int, produced: Int) {
+        if let filter { return filter.run(input, frames: frames, into: output, capacity: capacity) }
+        guard let state else { return (0, 0) }
         var used = 0
         var made = 0
         // speex stops short of the input when the output fills; loop until it is all used.

@@ -78,3 +78,73 @@ struct ResamplerTests {
         #expect(throws: ResamplerError.self) { try Resampler(inputRate: 16000, outputRate: 16000, channels: 9) }
     }
 }
+
+@Suite("polyphase filter")
+struct PolyphaseFilterTests {
+    /// Runs `input` through a filter whole, flushing the tail as `Resampler` does.
+    private func run(_ filter: PolyphaseFilter, _ input: [Float]) -> [Float] {
+        let channels = filter.channels
+        let padded = input + [Float](repeating: 0, count: filter.latency * channels)
+        let frames = padded.count / channels
+        var output = [Float](repeating: 0, count: (frames * filter.phases / filter.step + 2) * channels)
+        let made = padded.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                filter.run(source.baseAddress!, frames: frames, into: destination.baseAddress!,
+                           capacity: destination.count / channels).produced
+            }
+        }
+        return Array(output[..<(made * channels)])
+    }
+
+    @Test("only small whole-number ratios get a polyphase filter")
+    func ratios() {
+        #expect(PolyphaseFilter(inputRate: 48000, outputRate: 16000, channels: 1) != nil)
+        #expect(PolyphaseFilter(inputRate: 24000, outputRate: 48000, channels: 1) != nil)
+        #expect(PolyphaseFilter(inputRate: 48000, outputRate: 32000, channels: 2) != nil)
+        #expect(PolyphaseFilter(inputRate: 48000, outputRate: 44100, channels: 1) == nil)
+        #expect(PolyphaseFilter(inputRate: 44100, outputRate: 16000, channels: 1) == nil)
+        #expect(PolyphaseFilter(inputRate: 16000, outputRate: 16000, channels: 1) == nil)
+    }
+
+    @Test(
+        "the passband is flat to 0.15 dB up to 87 % of the lower Nyquist frequency, on both vector units",
+        arguments: [(48000, 16000, 7000.0), (24000, 48000, 10400.0), (48000, 8000, 3480.0), (16000, 48000, 6900.0)])
+    func passband(rates: (Int, Int, Double)) throws {
+        let (input, output, frequency) = rates
+        let tone = Signal.sine(frequency: frequency, rate: input, seconds: 1, amplitude: 0.5)
+        for wide in [false, true] {
+            let filter = try #require(PolyphaseFilter(inputRate: input, outputRate: output, channels: 1, wide: wide))
+            let result = run(filter, tone)
+            let middle = Array(result[(result.count / 4)..<(3 * result.count / 4)])
+            let gain = 20 * log10(Signal.rms(middle) / Signal.rms(tone))
+            #expect(abs(gain) < 0.15, "\(frequency) Hz at \(gain) dB (wide \(wide))")
+        }
+    }
+
+    @Test("the baseline and the AVX2 products agree, and stereo channels stay apart")
+    func vectorUnitsAgree() throws {
+        let left = Signal.sine(frequency: 440, rate: 24000, seconds: 0.5, amplitude: 0.5)
+        let right = Signal.sine(frequency: 3000, rate: 24000, seconds: 0.5, amplitude: 0.5)
+        let interleaved = zip(left, right).flatMap { [$0, $1] }
+        let baseline = run(try #require(PolyphaseFilter(inputRate: 24000, outputRate: 48000, channels: 2, wide: false)), interleaved)
+        let wide = run(try #require(PolyphaseFilter(inputRate: 24000, outputRate: 48000, channels: 2)), interleaved)
+        #expect(baseline.count == 2 * 24000)
+        #expect(baseline.count == wide.count)
+        let worst = zip(baseline, wide).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1e-5)
+        let outLeft = Signal.channel(baseline, channels: 2, index: 0)
+        let outRight = Signal.channel(baseline, channels: 2, index: 1)
+        #expect(abs(Goertzel.dominantFrequency(outLeft, rate: 48000, near: 440) - 440) < 1)
+        #expect(abs(Goertzel.dominantFrequency(outRight, rate: 48000, near: 3000) - 3000) < 1)
+    }
+
+    @Test("a constant input comes out as the same constant")
+    func constant() throws {
+        for (input, output) in [(48000, 16000), (24000, 48000)] {
+            let filter = try #require(PolyphaseFilter(inputRate: input, outputRate: output, channels: 1))
+            let result = run(filter, [Float](repeating: 0.25, count: input / 10))
+            let settled = result[(filter.latency * output / input + 1)..<(result.count - filter.latency * output / input - 1)]
+            #expect(settled.allSatisfy { abs($0 - 0.25) < 1e-5 })
+        }
+    }
+}

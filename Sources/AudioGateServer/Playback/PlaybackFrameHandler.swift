@@ -151,7 +151,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return .notMine
         }
         if frame.opcode == .text {
-            var bytes = frame.unmaskedData
+            var bytes = frame.unmaskedPayload
             guard let message = target.listener.decode(bytes.readString(length: bytes.readableBytes) ?? "") else {
                 return .taken
             }
@@ -166,7 +166,7 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 return data.withUnsafeBytes { queue($0, target: target) }
             }
         }
-        let data = frame.unmaskedData
+        let data = frame.unmaskedPayload
         return data.withUnsafeReadableBytes { queue($0, target: target) }
     }
 
