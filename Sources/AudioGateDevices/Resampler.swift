@@ -29,6 +29,14 @@ public final class Resampler {
             case .best: 10
             }
         }
+
+        /// What converts at this quality, for the info route.
+        public var summary: String {
+            switch self {
+            case .fastest: "polyphase sinc (100 dB stopband) for whole-number ratios, speexdsp quality 5 otherwise (fastest)"
+            case .medium, .best: "speexdsp quality \(speexQuality) (\(rawValue))"
+            }
+        }
     }
 
     /// Input rate in Hz.

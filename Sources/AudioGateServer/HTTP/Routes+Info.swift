@@ -29,7 +29,7 @@ extension AudioGateServer {
                 rates: ClientFormats.captureRates, formats: ClientFormats.formats,
                 channels: Array(ClientFormats.channels),
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
-                resampler: "speexdsp quality \(quality.speexQuality) (\(quality.rawValue))"),
+                resampler: quality.summary),
             limits: configuration.limits, wyoming: wyomingStatus)
     }
 

@@ -56,12 +56,15 @@ public final class PlaybackMixer: PlaybackSource {
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
         let streams = registry.withLock { $0.list }
         let samples = frames * format.channels
-        guard samples <= buffer.count, let output = buffer.baseAddress else {
+        guard samples <= buffer.count, let period = buffer.baseAddress else {
             buffer.update(repeating: 0)
             return
         }
-        output.update(repeating: 0, count: samples)
+        period.update(repeating: 0, count: samples)
+        // Lent: mixing adds the locked scratch into the caller's buffer in one call.
+        let lent = LentBuffer(UnsafeMutableBufferPointer(start: period, count: samples))
         let silent = renderState.withLock { state -> Bool in
+            guard let output = lent.buffer.baseAddress else { return true }
             if state.scratch.capacity < samples {
                 // Only on the first period after an open with a larger period: not the steady path.
                 state.scratch = PlaybackScratch(capacity: samples)
@@ -74,8 +77,9 @@ public final class PlaybackMixer: PlaybackSource {
             let scratch = state.scratch.buffer
             for stream in streams {
                 let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                let count = taken * format.channels
-                for index in 0..<count { output[index] += scratch[index] }
+                if let source = scratch.baseAddress {
+                    SampleMath.accumulate(source, into: output, count: taken * format.channels)
+                }
             }
             let target = volume.targetGain
             var gain = state.gain
@@ -92,7 +96,10 @@ public final class PlaybackMixer: PlaybackSource {
                 for index in 0..<samples { output[index] *= gain }
             }
             state.gain = gain
-            for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
+            // Speech rarely comes near the knee: one vector pass finds that nothing needs limiting.
+            if SampleMath.exceeds(output, count: samples, limit: Self.knee) {
+                for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
+            }
             return false
         }
         echoReference.rendered(
@@ -126,11 +133,14 @@ public final class PlaybackMixer: PlaybackSource {
         }
     }
 
+    /// Where the soft limiter starts bending the curve.
+    static let knee: Float = 0.9
+
     /// Identity below the knee, a tanh curve above it: sums of loud streams saturate smoothly at 1
     /// instead of wrapping or clipping hard.
     @inline(__always)
     static func softLimit(_ sample: Float) -> Float {
-        let knee: Float = 0.9
+        let knee = Self.knee
         let magnitude = abs(sample)
         guard magnitude > knee else { return sample }
         let headroom: Float = 1 - knee

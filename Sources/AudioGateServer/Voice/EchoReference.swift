@@ -46,7 +46,6 @@ public final class EchoReference: Sendable {
             }
             let capacity = state.samples.count
             let channels = format.channels
-            let scale = 1 / Float(channels)
             state.samples.withUnsafeMutableBufferPointer { ring in
                 // In runs up to the ring's end: one division per run, not per frame.
                 var frame = 0
@@ -54,12 +53,9 @@ public final class EchoReference: Sendable {
                     let slot = Int((startFrame &+ UInt64(frame)) % UInt64(capacity))
                     let run = min(frames - frame, capacity - slot)
                     if let output = lent?.readOnly {
-                        for index in 0..<run {
-                            let base = (frame + index) * channels
-                            var sum: Float = 0
-                            for channel in 0..<channels { sum += output[base + channel] }
-                            ring[slot + index] = sum * scale
-                        }
+                        _ = ChannelMixer.downmixToMono(
+                            UnsafeBufferPointer(rebasing: output[(frame * channels)..<((frame + run) * channels)]),
+                            channels: channels, into: UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + run)]))
                     } else {
                         UnsafeMutableBufferPointer(rebasing: ring[slot..<(slot + run)]).update(repeating: 0)
                     }
