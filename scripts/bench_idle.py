@@ -48,6 +48,18 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def run_nanoseconds(pid):
+    """CPU time of all the server's threads so far, in ns (schedstat; the tick counts in /proc/PID/stat
+    move in 10 ms steps, 0.05 % of a 20 s window, too coarse for one client's cost)."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def switches(pid):
     """Context switches of all the server's threads so far: its wake-ups, repeatable on a noisy machine."""
     total = 0
@@ -232,6 +244,51 @@ def playback_row(server, args):
         sender.join()
         time.sleep(1)
     return median_row(runs)
+
+
+PAIRS = 6
+PAIR_SECONDS = 10
+
+
+def paired_cost(server, start_client):
+    """One client's own CPU cost: windows without and with the client, alternated PAIRS times on the
+    same server, and the median of each pair's difference. Medians of separate rows drift with the
+    machine by more than a client costs; neighbouring windows share the drift."""
+    differences, steals = [], []
+    for index in range(PAIRS):
+        before = e2e.cpu_sample()
+        start, clock = run_nanoseconds(server.pid), time.monotonic()
+        time.sleep(PAIR_SECONDS)
+        without = 100 * (run_nanoseconds(server.pid) - start) / 1e9 / (time.monotonic() - clock)
+        finish = start_client(index)
+        time.sleep(2)
+        start, clock = run_nanoseconds(server.pid), time.monotonic()
+        time.sleep(PAIR_SECONDS)
+        with_client = 100 * (run_nanoseconds(server.pid) - start) / 1e9 / (time.monotonic() - clock)
+        steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
+        finish()
+        differences.append(round(with_client - without, 3))
+        time.sleep(1)
+    return {"cost": round(statistics.median(differences), 3), "pairs": differences,
+            "steal": round(statistics.median(steals), 2)}
+
+
+def paired_capture_cost(server, loader):
+    def start(_index):
+        load = start_load(loader, server.port, 1, 1, PAIR_SECONDS + 2)
+        return lambda: load.communicate(timeout=60)
+    return paired_cost(server, start)
+
+
+def paired_playback_cost(server):
+    ws_url = server.base.replace("http://", "ws://", 1) + "/v1/playback"
+
+    def start(index):
+        sender = threading.Thread(target=lambda: asyncio.run(bench_playback.stream_client(
+            ws_url, f"pair{index}", 440, 24000, PAIR_SECONDS + 3, 20, 0, index)))
+        sender.start()
+        return sender.join
+    return paired_cost(server, start)
 
 
 def click_row(server, args, clients):
@@ -433,7 +490,12 @@ def markdown(result, before=None):
         if not row:
             return "n/a", "n/a"
         figure = f"{row['cpu']:.2f}"
-        if over and over.endswith("_open") and result.get(over):
+        if "paired" in row:
+            paired = row["paired"]
+            figure += (f" (+{paired['cost']:.2f} over the same devices with no client: median of"
+                       f" {len(paired['pairs'])} paired windows, {' / '.join(f'{v:+.2f}' for v in paired['pairs'])};"
+                       f" steal {paired['steal']:.2f})")
+        elif over and over.endswith("_open") and result.get(over):
             figure += f" ({row['cpu'] - result[over]['cpu']:+.2f} over the same devices with no client)"
         elif over and result.get(over):
             # Not over the kept-open row: a client on the default server starts only its own
@@ -500,13 +562,21 @@ def markdown(result, before=None):
     lines += [
         "A client on the default server starts its own device (and only that one), so its rows are over",
         "idle with the devices stopped; the *devices kept open + 1 client* rows add the client to devices",
-        "that run anyway, which is that client's own cost.",
+        "that run anyway, which is that client's own cost. That cost is measured in pairs: "
+        f"{PAIR_SECONDS} s without the client, then {PAIR_SECONDS} s",
+        f"with it, {PAIRS} times on the same server, each window's CPU time from the threads' schedstat (ns),",
+        "and the median of the differences; subtracting the medians of two separate rows mixes in how the",
+        "machine drifted between them, which on this VM is as large as a client's cost.",
         "",
     ]
     if result.get("remeasured"):
+        remeasured = result["remeasured"]
+        kept = ("the other rows and the latency table" if "callgrind" in remeasured
+                else "the other rows, the latency table and the instruction counts")
+        earlier = result.get("earlier_code", "the code before the fan-out's prefetching")
         lines += [
-            f"Re-measured in this run: {', '.join(f'`{k}`' for k in result['remeasured'])}; the other rows, the latency",
-            "table and the instruction counts are from the run before, on the code before the fan-out's prefetching.",
+            f"Re-measured in this run: {', '.join(f'`{k}`' for k in remeasured)}; {kept}",
+            f"are from the run before, on {earlier}.",
             "",
         ]
     floor = result.get("wakeup_floor")
@@ -664,8 +734,10 @@ def main():
                         # One client on devices that run anyway: the client's own cost, nothing else.
                         if wanted("loopback_open_capture1"):
                             result["loopback_open_capture1"] = capture_row(server, args, loader, 1)
+                            result["loopback_open_capture1"]["paired"] = paired_capture_cost(server, loader)
                         if wanted("loopback_open_playback1"):
                             result["loopback_open_playback1"] = playback_row(server, args)
+                            result["loopback_open_playback1"]["paired"] = paired_playback_cost(server)
                 finally:
                     server.stop()
         with tempfile.TemporaryDirectory() as data:

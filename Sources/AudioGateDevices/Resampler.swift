@@ -65,7 +65,24 @@ public final class Resampler {
     private var produced = 0
 
     /// Creates a resampler from `inputRate` to `outputRate`; equal rates copy straight through.
-    public init(inputRate: Int, outputRate: Int, channels: Int, quality: Quality = .fastest) throws(ResamplerError) {
+    public convenience init(inputRate: Int, outputRate: Int, channels: Int, quality: Quality = .fastest) throws(ResamplerError) {
+        try self.init(inputRate: inputRate, outputRate: outputRate, channels: channels, quality: quality, engine: .automatic)
+    }
+
+    /// Which converter a `fastest` resampler uses, so benchmarks can set them side by side.
+    package enum Engine: Sendable {
+        /// The polyphase filter where the ratio allows, in the widest vector unit; speexdsp otherwise.
+        case automatic
+        /// The polyphase filter kept to the baseline vector unit (SSE2, NEON).
+        case baselineVectors
+        /// speexdsp for every ratio.
+        case speexdsp
+    }
+
+    /// Creates a resampler with a chosen converter.
+    package init(
+        inputRate: Int, outputRate: Int, channels: Int, quality: Quality, engine: Engine
+    ) throws(ResamplerError) {
         guard let inputRate32 = UInt32(exactly: inputRate), let outputRate32 = UInt32(exactly: outputRate),
             inputRate > 0, outputRate > 0, Double(outputRate) / Double(inputRate) <= 256,
             Double(inputRate) / Double(outputRate) <= 256
@@ -87,8 +104,9 @@ public final class Resampler {
             state = nil
             filter = nil
             latency = 0
-        } else if quality == .fastest,
-            let polyphase = PolyphaseFilter(inputRate: inputRate, outputRate: outputRate, channels: channels)
+        } else if quality == .fastest, engine != .speexdsp,
+            let polyphase = PolyphaseFilter(
+                inputRate: inputRate, outputRate: outputRate, channels: channels, wide: engine == .automatic)
         {
             state = nil
             filter = polyphase

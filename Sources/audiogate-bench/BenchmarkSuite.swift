@@ -42,9 +42,11 @@ struct BenchmarkSuite {
 
     /// Resampling in 10 ms periods, as the device threads do, for `seconds` of audio.
     static func resampleCase(
-        _ name: String, from input: Int, to output: Int, channels: Int = 1, quality: Resampler.Quality, seconds: Double = 10
+        _ name: String, from input: Int, to output: Int, channels: Int = 1, quality: Resampler.Quality, seconds: Double = 10,
+        engine: Resampler.Engine = .automatic
     ) throws -> BenchmarkCase {
-        let resampler = try Resampler(inputRate: input, outputRate: output, channels: channels, quality: quality)
+        let resampler = try Resampler(
+            inputRate: input, outputRate: output, channels: channels, quality: quality, engine: engine)
         let source = tone(rate: input, seconds: seconds, channels: channels)
         let period = input / 100 * channels
         var scratch = [Float](repeating: 0, count: resampler.maximumOutputFrames(forInputFrames: input / 100) * channels)
@@ -96,9 +98,15 @@ struct BenchmarkSuite {
     static func cases() throws -> [BenchmarkCase] {
         [
             try resampleCase("resample 48k->16k mono sinc fastest", from: 48000, to: 16000, quality: .fastest),
+            try resampleCase(
+                "resample 48k->16k mono polyphase SSE2", from: 48000, to: 16000, quality: .fastest, engine: .baselineVectors),
+            try resampleCase("resample 48k->16k mono speexdsp q5", from: 48000, to: 16000, quality: .fastest, engine: .speexdsp),
             try resampleCase("resample 48k->16k mono sinc medium", from: 48000, to: 16000, quality: .medium),
             try resampleCase("resample 48k->16k mono sinc best", from: 48000, to: 16000, quality: .best, seconds: 2),
             try resampleCase("resample 24k->48k mono sinc fastest", from: 24000, to: 48000, quality: .fastest),
+            try resampleCase(
+                "resample 24k->48k mono polyphase SSE2", from: 24000, to: 48000, quality: .fastest, engine: .baselineVectors),
+            try resampleCase("resample 24k->48k mono speexdsp q5", from: 24000, to: 48000, quality: .fastest, engine: .speexdsp),
             try resampleCase("resample 24k->48k stereo sinc fastest", from: 24000, to: 48000, channels: 2, quality: .fastest),
             try resampleCase("resample 44.1k->16k mono sinc fastest", from: 44100, to: 16000, quality: .fastest),
             decodeCase(.s16le), decodeCase(.s24le), decodeCase(.s32le), decodeCase(.f32le),
