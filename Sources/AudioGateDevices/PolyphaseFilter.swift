@@ -19,7 +19,8 @@ final class PolyphaseFilter {
     /// Stopband attenuation in dB the window is designed for (the design asks for 97 past Nyquist).
     static let attenuation = 100.0
     /// Transition band as a fraction of the lower rate: the stopband starts at the lower Nyquist
-    /// frequency and the passband ends 7.5 % of that rate below it (7.4 kHz at 16 kHz).
+    /// frequency and the passband ends 7.5 % of that rate below it (6.8 kHz at 16 kHz, half
+    /// amplitude at 7.4 kHz).
     static let transition = 0.075
 
     let channels: Int
