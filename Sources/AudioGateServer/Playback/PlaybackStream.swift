@@ -100,10 +100,12 @@ public final class PlaybackStream: Sendable {
 
     /// Room for the limit plus one slice and a resampler tail, so a write after the wait always fits.
     static func makeRing(_ format: AudioFormat, limitSeconds: Int) -> RingBuffer<Float> {
-        // The bound is minutes of audio; storage grows only as far as a client really queues.
+        // The bound is minutes of audio; storage grows only as far as a client really queues. It
+        // starts at a quarter second: a real-time sender keeps tens of milliseconds queued, and a
+        // ring it cycles through in a second would push each message's writes out of the cache.
         RingBuffer(
             capacity: (limitSeconds + 1) * format.rate * format.channels + 4096 * format.channels,
-            initialCapacity: format.rate * format.channels)
+            initialCapacity: format.rate / 4 * format.channels)
     }
 
     /// Slices of client audio converted in one go: half a second keeps each lock hold short.
