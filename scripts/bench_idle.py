@@ -575,7 +575,7 @@ def markdown(result, before=None):
                 else "the other rows, the latency table and the instruction counts")
         earlier = result.get("earlier_code", "the code before the fan-out's prefetching")
         lines += [
-            f"Re-measured in this run: {', '.join(f'`{k}`' for k in remeasured)}; {kept}",
+            f"Re-measured at this stop: {', '.join(f'`{k}`' for k in remeasured)}; {kept}",
             f"are from the run before, on {earlier}.",
             "",
         ]
