@@ -230,13 +230,19 @@ def capture_row(server, args, loader, clients):
     return median_row(runs, realtime_min=round(min(ratios), 4))
 
 
+def start_sender(server, name, seconds, seed):
+    """A thread streaming a 440 Hz tone at 24 kHz in 20 ms chunks, in real time, to the server's playback."""
+    ws_url = server.base.replace("http://", "ws://", 1) + "/v1/playback"
+    sender = threading.Thread(target=lambda: asyncio.run(bench_playback.stream_client(
+        ws_url, name, 440, 24000, seconds, 20, 0, seed)))
+    sender.start()
+    return sender
+
+
 def playback_row(server, args):
     runs = []
-    ws_url = server.base.replace("http://", "ws://", 1) + "/v1/playback"
     for index in range(args.runs):
-        sender = threading.Thread(target=lambda i=index: asyncio.run(bench_playback.stream_client(
-            ws_url, f"idle{i}", 440, 24000, args.seconds + 4, 20, 0, i)))
-        sender.start()
+        sender = start_sender(server, f"idle{index}", args.seconds + 4, index)
         time.sleep(2)
         window = Window(server.pid)
         time.sleep(args.seconds)
@@ -254,17 +260,18 @@ def paired_cost(server, start_client):
     """One client's own CPU cost: windows without and with the client, alternated PAIRS times on the
     same server, and the median of each pair's difference. Medians of separate rows drift with the
     machine by more than a client costs; neighbouring windows share the drift."""
+    def window_percent():
+        start, clock = run_nanoseconds(server.pid), time.monotonic()
+        time.sleep(PAIR_SECONDS)
+        return 100 * (run_nanoseconds(server.pid) - start) / 1e9 / (time.monotonic() - clock)
+
     differences, steals = [], []
     for index in range(PAIRS):
         before = e2e.cpu_sample()
-        start, clock = run_nanoseconds(server.pid), time.monotonic()
-        time.sleep(PAIR_SECONDS)
-        without = 100 * (run_nanoseconds(server.pid) - start) / 1e9 / (time.monotonic() - clock)
+        without = window_percent()
         finish = start_client(index)
         time.sleep(2)
-        start, clock = run_nanoseconds(server.pid), time.monotonic()
-        time.sleep(PAIR_SECONDS)
-        with_client = 100 * (run_nanoseconds(server.pid) - start) / 1e9 / (time.monotonic() - clock)
+        with_client = window_percent()
         steals.append(e2e.steal_percent(before, e2e.cpu_sample()))
         finish()
         differences.append(round(with_client - without, 3))
@@ -281,14 +288,7 @@ def paired_capture_cost(server, loader):
 
 
 def paired_playback_cost(server):
-    ws_url = server.base.replace("http://", "ws://", 1) + "/v1/playback"
-
-    def start(index):
-        sender = threading.Thread(target=lambda: asyncio.run(bench_playback.stream_client(
-            ws_url, f"pair{index}", 440, 24000, PAIR_SECONDS + 3, 20, 0, index)))
-        sender.start()
-        return sender.join
-    return paired_cost(server, start)
+    return paired_cost(server, lambda index: start_sender(server, f"pair{index}", PAIR_SECONDS + 3, index).join)
 
 
 def click_row(server, args, clients):

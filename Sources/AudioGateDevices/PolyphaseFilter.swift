@@ -51,11 +51,10 @@ final class PolyphaseFilter {
 
     /// The filter for `inputRate` to `outputRate`, or nil when the ratio is not a small whole-number one;
     /// `wide` false keeps to the baseline vector unit.
-    init?(inputRate: Int, outputRate: Int, channels: Int, wide: Bool = PolyphaseFilter.cpuHasWideUnit) {
-        var (a, b) = (inputRate, outputRate)
-        while b != 0 { (a, b) = (b, a % b) }
-        let phases = outputRate / a
-        let step = inputRate / a
+    init?(inputRate: Int, outputRate: Int, channels: Int, wide: Bool = true) {
+        let divisor = Resampler.greatestCommonDivisor(inputRate, outputRate)
+        let phases = outputRate / divisor
+        let step = inputRate / divisor
         guard inputRate != outputRate, phases <= Self.largestFactor, step <= Self.largestFactor else { return nil }
         self.channels = channels
         self.wide = wide && Self.cpuHasWideUnit

@@ -33,7 +33,9 @@ public final class Resampler {
         /// What converts at this quality, for the info route.
         public var summary: String {
             switch self {
-            case .fastest: "polyphase sinc (100 dB stopband) for whole-number ratios, speexdsp quality 5 otherwise (fastest)"
+            case .fastest:
+                "polyphase sinc (\(Int(PolyphaseFilter.attenuation)) dB stopband) for whole-number ratios,"
+                    + " speexdsp quality \(speexQuality) otherwise (fastest)"
             case .medium, .best: "speexdsp quality \(speexQuality) (\(rawValue))"
             }
         }
@@ -242,7 +244,8 @@ public final class Resampler {
         throw ResamplerError(code: .library, message: "\(call): \(String(cString: speex_resampler_strerror(status)))")
     }
 
-    private static func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {
+    /// The greatest common divisor of two rates (their ratio in lowest terms is what filters cycle on).
+    static func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {
         var (a, b) = (a, b)
         while b != 0 { (a, b) = (b, a % b) }
         return a

@@ -14,17 +14,22 @@ typedef float audiogate_f32x4 __attribute__((vector_size(16)));
     half += __builtin_shufflevector(half, half, 2, 3, 0, 1);                                           \
     return half[0] + half[1];
 
-/// The sum of `x[i] * h[i]` for `i < count`, `count` a multiple of 8, in the baseline unit.
-static inline __attribute__((always_inline)) float audiogate_dot_baseline(const float *x, const float *h, long count) {
-    audiogate_f32x8 first = {0}, second = {0};
-    long i = 0;
-    for (; i + 16 <= count; i += 16) {
-        first += *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i);
-        second += *(const audiogate_f32x8 *)(x + i + 8) * *(const audiogate_f32x8 *)(h + i + 8);
-    }
-    if (i < count) first += *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i);
-    first += second;
+/// The body of both dot products: the sum of `x[i] * h[i]` for `i < count`, `count` a multiple of
+/// 8, in two accumulators so each multiply-add does not wait on the one before it.
+#define AUDIOGATE_DOT_BODY                                                                            \
+    audiogate_f32x8 first = {0}, second = {0};                                                        \
+    long i = 0;                                                                                       \
+    for (; i + 16 <= count; i += 16) {                                                                \
+        first = first + *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i);       \
+        second = second + *(const audiogate_f32x8 *)(x + i + 8) * *(const audiogate_f32x8 *)(h + i + 8); \
+    }                                                                                                 \
+    if (i < count) first = first + *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i); \
+    first += second;                                                                                  \
     AUDIOGATE_SUM_LANES(first)
+
+/// The dot product in the baseline vector unit.
+static inline __attribute__((always_inline)) float audiogate_dot_baseline(const float *x, const float *h, long count) {
+    AUDIOGATE_DOT_BODY
 }
 
 /// Where a polyphase filter's next output is, and what it reads: `history` holds `channels` rows of
@@ -87,15 +92,7 @@ static inline long audiogate_polyphase_baseline(audiogate_polyphase *state, floa
 /// The same sum with 256-bit fused multiply-adds (two per 16 taps instead of eight instructions).
 __attribute__((target("avx2,fma"), always_inline))
 static inline float audiogate_dot_avx2(const float *x, const float *h, long count) {
-    audiogate_f32x8 first = {0}, second = {0};
-    long i = 0;
-    for (; i + 16 <= count; i += 16) {
-        first = first + *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i);
-        second = second + *(const audiogate_f32x8 *)(x + i + 8) * *(const audiogate_f32x8 *)(h + i + 8);
-    }
-    if (i < count) first = first + *(const audiogate_f32x8 *)(x + i) * *(const audiogate_f32x8 *)(h + i);
-    first += second;
-    AUDIOGATE_SUM_LANES(first)
+    AUDIOGATE_DOT_BODY
 }
 
 /// Makes the outputs the held input completes, with AVX2 and FMA.

@@ -4,6 +4,23 @@ import Testing
 
 @testable import AudioGateDevices
 
+/// A tone in each channel of a stereo signal, interleaved.
+private func stereoTones(_ left: Double, _ right: Double, rate: Int, seconds: Double) -> [Float] {
+    Signal.interleave(
+        Signal.sine(frequency: left, rate: rate, seconds: seconds, amplitude: 0.5),
+        Signal.sine(frequency: right, rate: rate, seconds: seconds, amplitude: 0.5))
+}
+
+/// Expects each channel of interleaved stereo `result` to carry its own tone, at its own pitch.
+private func expectTonesApart(
+    _ result: [Float], rate: Int, left: Double, right: Double, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let outLeft = Signal.channel(result, channels: 2, index: 0)
+    let outRight = Signal.channel(result, channels: 2, index: 1)
+    #expect(abs(Goertzel.dominantFrequency(outLeft, rate: rate, near: left) - left) < 1, sourceLocation: sourceLocation)
+    #expect(abs(Goertzel.dominantFrequency(outRight, rate: rate, near: right) - right) < 1, sourceLocation: sourceLocation)
+}
+
 @Suite("resampler")
 struct ResamplerTests {
     @Test(
@@ -60,14 +77,9 @@ struct ResamplerTests {
 
     @Test("stereo stays stereo and channels stay apart")
     func stereo() throws {
-        let left = Signal.sine(frequency: 440, rate: 48000, seconds: 1, amplitude: 0.5)
-        let right = Signal.sine(frequency: 1000, rate: 48000, seconds: 1, amplitude: 0.5)
-        let interleaved = zip(left, right).flatMap { [$0, $1] }
-        let result = try Resampler(inputRate: 48000, outputRate: 24000, channels: 2).process(interleaved, endOfInput: true)
-        let outLeft = Signal.channel(result, channels: 2, index: 0)
-        let outRight = Signal.channel(result, channels: 2, index: 1)
-        #expect(abs(Goertzel.dominantFrequency(outLeft, rate: 24000, near: 440) - 440) < 1)
-        #expect(abs(Goertzel.dominantFrequency(outRight, rate: 24000, near: 1000) - 1000) < 1)
+        let input = stereoTones(440, 1000, rate: 48000, seconds: 1)
+        let result = try Resampler(inputRate: 48000, outputRate: 24000, channels: 2).process(input, endOfInput: true)
+        expectTonesApart(result, rate: 24000, left: 440, right: 1000)
     }
 
     @Test("equal rates pass audio through untouched; absurd ratios are refused")
@@ -123,19 +135,14 @@ struct PolyphaseFilterTests {
 
     @Test("the baseline and the AVX2 products agree, and stereo channels stay apart")
     func vectorUnitsAgree() throws {
-        let left = Signal.sine(frequency: 440, rate: 24000, seconds: 0.5, amplitude: 0.5)
-        let right = Signal.sine(frequency: 3000, rate: 24000, seconds: 0.5, amplitude: 0.5)
-        let interleaved = zip(left, right).flatMap { [$0, $1] }
+        let interleaved = stereoTones(440, 3000, rate: 24000, seconds: 0.5)
         let baseline = run(try #require(PolyphaseFilter(inputRate: 24000, outputRate: 48000, channels: 2, wide: false)), interleaved)
         let wide = run(try #require(PolyphaseFilter(inputRate: 24000, outputRate: 48000, channels: 2)), interleaved)
         #expect(baseline.count == 2 * 24000)
         #expect(baseline.count == wide.count)
         let worst = zip(baseline, wide).map { abs($0 - $1) }.max() ?? 1
         #expect(worst < 1e-5)
-        let outLeft = Signal.channel(baseline, channels: 2, index: 0)
-        let outRight = Signal.channel(baseline, channels: 2, index: 1)
-        #expect(abs(Goertzel.dominantFrequency(outLeft, rate: 48000, near: 440) - 440) < 1)
-        #expect(abs(Goertzel.dominantFrequency(outRight, rate: 48000, near: 3000) - 3000) < 1)
+        expectTonesApart(baseline, rate: 48000, left: 440, right: 3000)
     }
 
     @Test("a constant input comes out as the same constant")

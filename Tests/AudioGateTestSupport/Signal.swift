@@ -17,6 +17,12 @@ public enum Signal {
         mono.flatMap { repeatElement($0, count: channels) }
     }
 
+    /// Channels of equal length, interleaved frame by frame.
+    public static func interleave(_ channels: [Float]...) -> [Float] {
+        let frames = channels.map(\.count).min() ?? 0
+        return (0..<frames).flatMap { frame in channels.map { $0[frame] } }
+    }
+
     /// One channel of an interleaved signal.
     public static func channel(_ interleaved: [Float], channels: Int, index: Int) -> [Float] {
         stride(from: index, to: interleaved.count - channels + index + 1, by: channels).map { interleaved[$0] }
