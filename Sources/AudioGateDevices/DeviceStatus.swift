@@ -10,6 +10,9 @@ public struct DeviceStatus: Sendable, Equatable {
     public var negotiated: NegotiatedFormat?
     /// Overruns (capture) or underruns (playback) recovered with `snd_pcm_prepare`.
     public var xruns: Int = 0
+    /// Playback only: times the loop found the device's buffer played out or within a frame of it,
+    /// whether or not the device reported an underrun; sound-server plugins may not.
+    public var ranEmpty: Int = 0
     /// Suspends recovered with `snd_pcm_resume`.
     public var suspends: Int = 0
     /// Successful opens after the first one.

@@ -45,6 +45,9 @@ public final class PlaybackLoop: DeviceLoop {
         var pendingFrames = 0
         var blockedMilliseconds = 0
         var idle = IdleCountdown()
+        // A buffer found empty counts as a hole only once a whole buffer has been written since the
+        // device (re)started; before that it is empty because it is new.
+        var filledAt: UInt64 = 0
 
         while !control.stopRequested {
             guard let current = stream, let io = buffers else {
@@ -55,6 +58,7 @@ public final class PlaybackLoop: DeviceLoop {
                     pendingFrames = 0
                     pendingOffset = 0
                     blockedMilliseconds = 0
+                    filledAt = framesWritten + UInt64(fresh.negotiated.bufferFrames)
                     backoff.reset()
                     let status = monitor.opened(fresh.negotiated, isReopen: opened > 0)
                     opened += 1
@@ -78,9 +82,17 @@ public final class PlaybackLoop: DeviceLoop {
                         try sleepWhileUnused(current, demand: demand, inUse: { source.needsDevice })
                         idle.reset()
                         blockedMilliseconds = 0
+                        filledAt = framesWritten + UInt64(io.bufferFrames)
                         continue
                     }
-                    if try current.available() < io.periodFrames {
+                    let available = try current.available()
+                    // The pulse plugin reports an underrun only if its notice arrives before the next
+                    // write, so a buffer found played out is counted here as well.
+                    if available >= io.bufferFrames - 1, framesWritten >= filledAt {
+                        monitor.update { $0.ranEmpty += 1 }
+                        filledAt = framesWritten + UInt64(io.bufferFrames)
+                    }
+                    if available < io.periodFrames {
                         if try !current.wait(timeoutMilliseconds: 100) {
                             blockedMilliseconds += 100
                             if blockedMilliseconds >= Self.stallMilliseconds {
@@ -116,6 +128,7 @@ public final class PlaybackLoop: DeviceLoop {
             } catch {
                 switch Recovery.recover(from: error, stream: current, direction: .playback, monitor: monitor) {
                 case .resumed:
+                    filledAt = framesWritten + UInt64(io.bufferFrames)
                     if error.code == .xrun || error.code == .suspended {
                         logger.debug("playback recovered", metadata: ["error": "\(error)"])
                         source.playbackStatusChanged(monitor.snapshot)

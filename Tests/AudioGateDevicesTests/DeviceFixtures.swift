@@ -44,6 +44,8 @@ final class ToneSource: PlaybackSource {
         var phase = 0.0
         var states: [DeviceState] = []
         var framesWritten: UInt64 = 0
+        /// The next progress report sleeps this long, as a playback thread kept off the CPU between writes would.
+        var stallMilliseconds = 0
     }
 
     let frequency: Double
@@ -68,7 +70,12 @@ final class ToneSource: PlaybackSource {
     }
 
     func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
-        state.withLock { $0.framesWritten = framesWritten }
+        let stall = state.withLock { state in
+            state.framesWritten = framesWritten
+            defer { state.stallMilliseconds = 0 }
+            return state.stallMilliseconds
+        }
+        if stall > 0 { Thread.sleep(forTimeInterval: Double(stall) / 1000) }
     }
 
     func playbackStatusChanged(_ status: DeviceStatus) {

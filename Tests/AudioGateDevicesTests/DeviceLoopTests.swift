@@ -71,6 +71,24 @@ struct DeviceLoopTests {
         await capture.stop()
     }
 
+    @Test("a playback thread kept off the CPU between writes for longer than its buffer finds it played out and counts that once; a steady one never does")
+    func playbackRanEmpty() async throws {
+        let source = ToneSource(frequency: 440, amplitude: 0.2)
+        let playback = PlaybackLoop(opener: .loopback(LoopbackCard()), source: source, logger: .test)
+        playback.start()
+        #expect(await Poll.until(seconds: 3) { playback.monitor.snapshot.frames > 48000 } != nil)
+        #expect(playback.monitor.snapshot.ranEmpty == 0, "a freshly started, steadily fed buffer counted as played out")
+        source.state.withLock { $0.stallMilliseconds = 200 }
+        #expect(await Poll.until(seconds: 3) { playback.monitor.snapshot.ranEmpty >= 1 } != nil, "a 200 ms stall of a 40 ms buffer went unnoticed")
+        let frames = playback.monitor.snapshot.frames
+        #expect(await Poll.until(seconds: 3) { playback.monitor.snapshot.frames > frames + 24000 } != nil)
+        // The loopback card also reports the underrun at the next write, as a hardware card would;
+        // the prepare that recovers it empties the buffer, which must not count a second time.
+        #expect(playback.monitor.snapshot.ranEmpty == 1)
+        #expect(playback.monitor.snapshot.xruns == 1)
+        await playback.stop()
+    }
+
     @Test("killing the sound server: both loops report recovering, then running again within 3 s of its return")
     func daemonRestart() async throws {
         let sink = CollectingSink()

@@ -69,6 +69,8 @@ struct StatusResponse: Encodable {
         var playedFrames: UInt64
         var underruns: Int
         var xruns: Int
+        /// Times the card's buffer was found played out (or within a frame), reported as an underrun or not.
+        var ranEmpty: Int
         var reopens: Int
         var lastError: String?
         var volume: VolumeSettings

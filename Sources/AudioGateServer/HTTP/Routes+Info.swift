@@ -46,7 +46,7 @@ extension AudioGateServer {
             playback: .init(
                 state: playback.state.rawValue, device: playback.name, streams: engine.mixer.streamCount,
                 queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,
-                underruns: engine.mixer.underruns, xruns: playback.xruns, reopens: playback.reopens,
+                underruns: engine.mixer.underruns, xruns: playback.xruns, ranEmpty: playback.ranEmpty, reopens: playback.reopens,
                 lastError: playback.lastError, volume: engine.mixer.volume.settings,
                 latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary),
             level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus)
