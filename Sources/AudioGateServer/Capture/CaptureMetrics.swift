@@ -18,8 +18,7 @@ final class CaptureMetrics: Sendable {
     private let formatSubscribers = Mutex<[AudioFormat: Gauge]>([:])
     private let dropped: Counter
     private let lost: Gauge
-    private let sendDelay: DurationHistogram
-    /// The same delays, for percentiles in `/v1/status`.
+    /// Send delays, for percentiles in `/v1/status` and the `audiogate_capture_send_delay_seconds` histogram.
     let delays = LatencyHistogram()
 
     init(registry: PrometheusCollectorRegistry) {
@@ -30,8 +29,6 @@ final class CaptureMetrics: Sendable {
             descriptor: ServerMetrics.descriptor("audiogate_capture_dropped_ms_total", help: "Milliseconds of audio dropped from slow capture clients' queues"))
         lost = registry.makeGauge(
                 descriptor: ServerMetrics.descriptor("audiogate_capture_lost_ms", help: "Milliseconds of capture lost to device xruns and outages"))
-        sendDelay = registry.makeDurationHistogram(
-            descriptor: ServerMetrics.descriptor("audiogate_capture_send_delay_seconds", help: "Delay from a chunk's last sample being read from the device to its send"), buckets: Self.delayBuckets)
     }
 
     /// Publishes subscriber counts, total and per client format.
@@ -62,17 +59,19 @@ final class CaptureMetrics: Sendable {
 
     /// Records one chunk's read-to-send delay.
     func recordSendDelay(nanoseconds: UInt64) {
-        sendDelay.record(Self.duration(nanoseconds))
         delays.record(nanoseconds: nanoseconds)
     }
 
     /// Records the read-to-send delays of one event loop's batch.
     func recordSendDelays(nanoseconds batch: [UInt64]) {
-        for nanoseconds in batch { sendDelay.record(Self.duration(nanoseconds)) }
         delays.record(nanoseconds: batch)
     }
 
-    private static func duration(_ nanoseconds: UInt64) -> Duration {
-        .nanoseconds(Int64(min(nanoseconds, UInt64(Int64.max))))
+    /// Appends the metrics kept outside the registry (the send-delay histogram) to a scrape.
+    func emit(into buffer: inout [UInt8]) {
+        delays.emitPrometheus(
+            name: "audiogate_capture_send_delay_seconds",
+            help: "Delay from a chunk's last sample being read from the device to its send",
+            bounds: Self.delayBuckets, into: &buffer)
     }
 }

@@ -79,7 +79,11 @@ struct CaptureHTTPTests {
             _ = try await stream
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("audiogate_capture_subscribers 0"))
-            #expect(metrics.contains("audiogate_capture_send_delay_seconds_count"))
+            #expect(metrics.contains("# TYPE audiogate_capture_send_delay_seconds histogram"))
+            let sent = metrics.split(separator: "\n").first { $0.hasPrefix("audiogate_capture_send_delay_seconds_count ") }
+            let everyChunk = metrics.split(separator: "\n").first { $0.hasPrefix(#"audiogate_capture_send_delay_seconds_bucket{le="+Inf"} "#) }
+            #expect(sent.flatMap { Int($0.split(separator: " ")[1]) }.map { $0 > 0 } == true, "\(sent ?? "no count")")
+            #expect(everyChunk?.split(separator: " ").last == sent?.split(separator: " ").last)
             #expect(metrics.contains("audiogate_capture_dropped_ms_total"))
             let status = try await client.execute(uri: "/v1/status", method: .get)
             let capture = status.json["capture"] as? [String: Any] ?? [:]
