@@ -66,23 +66,15 @@ final class LatencyHistogram: Sendable {
     /// histogram cost five times the record itself.
     func emitPrometheus(name: String, help: String, bounds: [Duration], into buffer: inout [UInt8]) {
         let (buckets, count, sum) = state.withLock { state in
-            let counts = bounds.map { bound -> UInt64 in
-                let microseconds = UInt64(max(bound / .microseconds(1), 0))
-                return state.histogram.totalCount == 0 ? 0 : state.histogram.count(within: 0...microseconds)
-            }
+            let counts = bounds.map { state.histogram.count(within: 0...UInt64(max($0 / .microseconds(1), 0))) }
             return (counts, state.histogram.totalCount, state.sumNanoseconds)
         }
         var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for (bound, bucket) in zip(bounds, buckets) {
-            text += "\(name)_bucket{le=\"\(Self.seconds(bound))\"} \(bucket)\n"
+            text += "\(name)_bucket{le=\"\(bound / .seconds(1))\"} \(bucket)\n"
         }
         text += "\(name)_bucket{le=\"+Inf\"} \(count)\n"
         text += "\(name)_sum \(Double(sum) / 1e9)\n\(name)_count \(count)\n"
         buffer.append(contentsOf: text.utf8)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
