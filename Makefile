@@ -29,6 +29,7 @@ bench: test-deps
 	@scripts/test-card.sh start
 	$(SWIFT) build -c release --product audiogate
 	$(SWIFT) build -c release --product audiogate-bench
+	$(SWIFT) build -c release --product nio-floor
 	scripts/bench.sh
 
 # 100000 seeded mutations of a real file per decoder path (MP3, Ogg Opus, Ogg Vorbis, FLAC, WebM).

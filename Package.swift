@@ -104,6 +104,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The networking stack's own floor under one client's steady work, for `make bench`.
+        .executableTarget(
+            name: "nio-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "audiogate-bench",
             dependencies: ["AudioGateCore", "AudioGateDevices"]

@@ -183,6 +183,34 @@ def receive_floor(runs, seconds):
     return floor_runs(["1", str(seconds), "966", "20", "receive"], runs)
 
 
+class FloorServer:
+    """`nio-floor MODE` (Sources/nio-floor): a bare swift-nio WebSocket server doing one client's steady
+    work with no audio logic, paired like the server's client rows."""
+
+    def __init__(self, binary, mode, port):
+        self.process = subprocess.Popen([str(binary), mode, str(port)], stdout=subprocess.PIPE, text=True)
+        self.process.stdout.readline()
+        self.pid, self.port, self.base = self.process.pid, port, f"http://127.0.0.1:{port}"
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def nio_floor(binary, loader):
+    """One capture client's and one playback sender's own CPU cost on bare swift-nio (paired windows)."""
+    result = {}
+    for mode, paired in (("capture", lambda server: paired_capture_cost(server, loader)),
+                         ("playback", paired_playback_cost)):
+        server = FloorServer(binary, mode, e2e.free_port())
+        try:
+            time.sleep(1)
+            result[mode] = paired(server)
+        finally:
+            server.stop()
+    return result
+
+
 def start_load(binary, port, clients, warmup, seconds, path=CAPTURE_PATH):
     return subprocess.Popen(
         [str(binary), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
@@ -514,10 +542,11 @@ def markdown(result, before=None):
         "payload bytes any client received over the window divided by 32000 B/s x window. Playback sender:",
         "24 kHz s16le, 20 ms chunks on a real-time schedule. Device period 10 ms, buffer 40 ms.",
         "",
-        "| case | server CPU % (median) | runs | device threads / event loops / other % | same sends from C % | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | server CPU % (median) | runs | device threads / event loops / other % | same sends (reads) from C % | same path on bare swift-nio % | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     floors = result.get("send_floor", {})
+    nio_floors = result.get("nio_floor", {})
     floor_clients = {"loopback_capture1": "1", "loopback_open_capture1": "1", "pulse_capture1": "1", "pulse_capture100": "100",
                      "pulse_capture500": "500", "pulse_capture1000": "1000"}
     rows = [
@@ -548,8 +577,10 @@ def markdown(result, before=None):
         runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
         wakeups = f"{row['wakeups']:.0f}" if "wakeups" in row else ""
         threads = " / ".join(f"{row['threads'][g]:.2f}" for g in ("device", "event_loops", "other")) if "threads" in row else ""
-        floor_row = floors.get(floor_clients.get(key, ""))
+        floor_row = floors.get(floor_clients.get(key, "")) or (result.get("receive_floor") if "playback1" in key else None)
         floor_text = f"{floor_row['cpu']:.2f}" if floor_row else ""
+        nio_row = nio_floors.get({"loopback_open_capture1": "capture", "loopback_open_playback1": "playback"}.get(key, ""))
+        nio_text = f"+{nio_row['cost']:.2f}" if nio_row else ""
         old = ""
         if old_key and before.get(old_key):
             old_row = before[old_key]
@@ -557,7 +588,7 @@ def markdown(result, before=None):
             if "realtime_min" in old_row:
                 old += f" / {100 * old_row['realtime_min']:.1f} %"
             old += f" / {old_row['rss']:.0f}"
-        lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
+        lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {nio_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
     lines.append("")
     lines += [
         "A client on the default server starts its own device (and only that one), so its rows are over",
@@ -605,6 +636,17 @@ def markdown(result, before=None):
             "sender: one process waits in epoll and reads a 966-byte message (a 20 ms chunk of 24 kHz s16le in a",
             f"masked frame) every 20 ms from one loopback connection: {receive['cpu']:.2f} % (runs",
             f"{' / '.join(f'{v:.2f}' for v in receive['runs'])}, steal {receive['steal']} %).",
+            "",
+        ]
+    if nio_floors:
+        lines += [
+            "*Same path on bare swift-nio* (`Sources/nio-floor`, built by `make bench`): the server's own networking",
+            "with the audio taken out, paired like the kept-open client rows. `nio-floor capture`: a thread woken every",
+            "20 ms (as the capture thread is) hands a ready-made 644-byte binary frame to the client's event loop, which",
+            "writes and flushes it from the frame encoder's context; `nio-floor playback`: the event loop reads each",
+            "frame the sender sends, decoded and unmasked, and drops it. "
+            + "; ".join(f"{mode}: +{r['cost']:.2f} % (pairs {' / '.join(f'{v:+.2f}' for v in r['pairs'])}, steal {r['steal']:.2f})"
+                        for mode, r in nio_floors.items()) + ".",
             "",
         ]
     lines += [
@@ -681,6 +723,7 @@ def markdown(result, before=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", type=pathlib.Path, default=ROOT / ".build/release/audiogate")
+    parser.add_argument("--nio-floor", type=pathlib.Path, default=ROOT / ".build/release/nio-floor")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=pathlib.Path, help="write the raw figures here")
@@ -717,6 +760,8 @@ def main():
             result["send_floor"] = send_floor(args.runs, args.seconds, (1, 100, 500, 1000))
         if wanted("receive_floor"):
             result["receive_floor"] = receive_floor(args.runs, args.seconds)
+        if wanted("nio_floor"):
+            result["nio_floor"] = nio_floor(args.nio_floor, loader)
         extra = ["--max-capture-clients", "1000", "--log-level", "error"]
         for device in ("loopback", "pulse"):
             if not any(wanted(name) for name in (f"{device}_open", f"{device}_open_capture1", f"{device}_open_playback1")):
