@@ -3,7 +3,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import Synchronization
 
 /// The floor under one WebSocket client's steady work on swift-nio, with no audio logic: what the
 /// server's networking stack costs on its own, for the per-client rows of `make bench`.
@@ -24,7 +23,7 @@ struct NIOFloor {
             exit(2)
         }
         let capture = arguments[1] == "capture"
-        let clients = Clients()
+        let clients = CaptureClients()
         let group = MultiThreadedEventLoopGroup.singleton
         let upgrader = NIOWebSocketServerUpgrader(
             shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
@@ -33,7 +32,7 @@ struct NIOFloor {
                     let pipeline = channel.pipeline.syncOperations
                     if capture {
                         let encoder = try pipeline.context(handlerType: WebSocketFrameEncoder.self)
-                        clients.add(Client(channel: channel, encoder: encoder))
+                        clients.add(CaptureClients.Member(channel: channel, encoder: encoder))
                         channel.closeFuture.whenComplete { _ in clients.remove(channel) }
                     } else {
                         try pipeline.addHandler(DropFrames())
@@ -58,7 +57,7 @@ struct NIOFloor {
     }
 
     /// Wakes every 20 ms, as the capture thread does, and posts the chunk to each event loop with clients.
-    static func tick(_ clients: Clients) -> Never {
+    static func tick(_ clients: CaptureClients) -> Never {
         var frame = ByteBuffer()
         frame.writeBytes([0x82, 126, 0x02, 0x80])
         frame.writeRepeatingByte(0, count: 640)
@@ -80,64 +79,6 @@ struct NIOFloor {
                     }
                 }
             }
-        }
-    }
-}
-
-/// One capture client: its channel and the frame encoder's context, where ready-made frames enter.
-struct Client: Sendable {
-    let channel: any Channel
-    let encoder: NIOLoopBound<ChannelHandlerContext>
-
-    init(channel: any Channel, encoder: ChannelHandlerContext) {
-        self.channel = channel
-        self.encoder = NIOLoopBound(encoder, eventLoop: channel.eventLoop)
-    }
-}
-
-/// The capture clients, grouped by event loop for the timer thread.
-final class Clients: Sendable {
-    private let members = Mutex<[Client]>([])
-
-    func add(_ client: Client) {
-        members.withLock { $0.append(client) }
-    }
-
-    func remove(_ channel: any Channel) {
-        members.withLock { $0.removeAll { $0.channel === channel } }
-    }
-
-    func byLoop() -> [(any EventLoop, [Client])] {
-        let all = members.withLock { $0 }
-        var loops: [(any EventLoop, [Client])] = []
-        for client in all {
-            if let index = loops.firstIndex(where: { $0.0 === client.channel.eventLoop }) {
-                loops[index].1.append(client)
-            } else {
-                loops.append((client.channel.eventLoop, [client]))
-            }
-        }
-        return loops
-    }
-}
-
-/// Reads every frame a playback client sends through its mask and drops it; closes on a close frame.
-final class DropFrames: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-
-    /// A sum of the unmasked bytes, so the read is not optimised away.
-    private var sum: UInt8 = 0
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        // Unmasked in passing as the server does in place, without the copy `unmaskedData` makes.
-        if let key = frame.maskKey {
-            frame.data.withUnsafeReadableBytes { bytes in
-                for index in bytes.indices { sum &+= bytes[index] ^ key[index & 3] }
-            }
-        }
-        if frame.opcode == .connectionClose {
-            context.close(promise: nil)
         }
     }
 }
