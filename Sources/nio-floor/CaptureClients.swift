@@ -14,29 +14,30 @@ final class CaptureClients: Sendable {
         }
     }
 
-    private let members = Mutex<[Member]>([])
+    /// The members of each event loop that has any, kept grouped so a tick does no work of its own.
+    private let loops = Mutex<[(loop: any EventLoop, members: [Member])]>([])
 
     /// Adds a client whose upgrade completed.
     func add(_ member: Member) {
-        members.withLock { $0.append(member) }
-    }
-
-    /// Removes a client whose channel closed.
-    func remove(_ channel: any Channel) {
-        members.withLock { $0.removeAll { $0.channel === channel } }
-    }
-
-    /// The clients of each event loop that has any.
-    func byLoop() -> [(any EventLoop, [Member])] {
-        let all = members.withLock { $0 }
-        var loops: [(any EventLoop, [Member])] = []
-        for member in all {
-            if let index = loops.firstIndex(where: { $0.0 === member.channel.eventLoop }) {
-                loops[index].1.append(member)
+        loops.withLock { loops in
+            if let index = loops.firstIndex(where: { $0.loop === member.channel.eventLoop }) {
+                loops[index].members.append(member)
             } else {
                 loops.append((member.channel.eventLoop, [member]))
             }
         }
-        return loops
+    }
+
+    /// Removes a client whose channel closed.
+    func remove(_ channel: any Channel) {
+        loops.withLock { loops in
+            for index in loops.indices { loops[index].members.removeAll { $0.channel === channel } }
+            loops.removeAll { $0.members.isEmpty }
+        }
+    }
+
+    /// The clients of each event loop that has any.
+    func byLoop() -> [(loop: any EventLoop, members: [Member])] {
+        loops.withLock { $0 }
     }
 }

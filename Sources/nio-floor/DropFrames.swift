@@ -12,7 +12,7 @@ final class DropFrames: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        // Unmasked in passing as the server does in place, without the copy `unmaskedData` makes.
+        // Read through the mask without the copy `unmaskedData` makes; the server unmasks in place.
         if let key = frame.maskKey {
             frame.data.withUnsafeReadableBytes { bytes in
                 for index in bytes.indices { sum &+= bytes[index] ^ key[index & 3] }
