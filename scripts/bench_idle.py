@@ -705,7 +705,8 @@ def markdown(result, before=None):
             "| capture clients | instructions / period | periods counted | before | ratio |",
             "| --- | --- | --- | --- | --- |",
         ]
-        earlier_counts = result.get("callgrind_before", {})
+        # An earlier build counted in this run, else the counts kept with the earlier figures.
+        earlier_counts = result.get("callgrind_before") or before.get("callgrind", {})
         for clients, row in sorted(result["callgrind"].items(), key=lambda kv: int(kv[0])):
             old = earlier_counts.get(clients) or earlier_counts.get(str(clients)) or {}
             now, then = row["instructions_per_period"], old.get("instructions_per_period")
@@ -714,7 +715,7 @@ def markdown(result, before=None):
             if then and now:
                 ratio = f"{then / now:.2f}x fewer" if then >= now else f"{now / then:.2f}x more"
             lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
-        label = result.get("callgrind_before_label") or (
+        label = result.get("callgrind_before_label") or before.get("callgrind_label") or (
             "the tree before the idle and resampler work (libsamplerate, devices always open), built with the"
             " synchronous entry point so valgrind can run it")
         lines += ["", f"*before*: {label}."]
