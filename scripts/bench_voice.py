@@ -38,11 +38,14 @@ def speech_wav(path):
         return w.getnframes() / w.getframerate()
 
 
+SILENCE_DB = -120.0
+
+
 def level_db(samples):
     if len(samples) == 0:
-        return -120.0
+        return SILENCE_DB
     power = float(np.mean(samples.astype(np.float64) ** 2))
-    return 10 * math.log10(power) if power > 1e-12 else -120.0
+    return 10 * math.log10(power) if power > 1e-12 else SILENCE_DB
 
 
 def onset(samples, threshold_db=-50, rate=RATE):
@@ -56,7 +59,13 @@ def onset(samples, threshold_db=-50, rate=RATE):
 def erle(raw, processed, start, seconds_agent, rate=RATE):
     first = slice(start, start + rate)
     late = slice(start + 2 * rate, start + int((seconds_agent - 0.2) * rate))
-    return (level_db(raw[first]) - level_db(processed[first]), level_db(raw[late]) - level_db(processed[late]))
+
+    def enhancement(part):
+        left = level_db(processed[part])
+        # Digital silence left: the enhancement is more than the two levels can show.
+        return math.inf if left <= SILENCE_DB else level_db(raw[part]) - left
+
+    return enhancement(first), enhancement(late)
 
 
 def thread_ticks(pid, prefix="voice-"):
@@ -225,9 +234,12 @@ async def main(args):
                 pa_runs.append((float("nan"), float("nan")))
             await asyncio.sleep(1)
 
+        def decibels(value, unit=" dB"):
+            return "silent" if math.isinf(value) else f"{value:.1f}{unit}"
+
         def erle_cell(runs, index):
             values = [run[index] for run in runs]
-            return f"{statistics.median(values):.1f} dB ({' / '.join(f'{v:.1f}' for v in values)})"
+            return f"{decibels(statistics.median(values))} ({' / '.join(decibels(v, '') for v in values)})"
 
         steal = max(run[4] for run in ours_runs)
         added = statistics.median(run[2] for run in ours_runs)
@@ -235,6 +247,7 @@ async def main(args):
         print("| --- | --- | --- | --- |")
         print(f"| audiogate `aec=true&ns=true` | {erle_cell(ours_runs, 0)} | {erle_cell(ours_runs, 1)} | {steal:.1f}% |")
         print(f"| PulseAudio module-echo-cancel webrtc | {erle_cell(pa_runs, 0)} | {erle_cell(pa_runs, 1)} | |")
+        print(f"\n*silent*: nothing of the echo was left, the processed microphone was digital silence over the span.")
         print(f"\nAdded latency (median arrival of a processed chunk after the raw chunk of the same capture time): "
               f"{added:.1f} ms (processing works on whole 10 ms frames).\n")
         print("| setting (16 kHz, agent talking) | CPU, % of one core | steal |")

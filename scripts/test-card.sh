@@ -6,7 +6,7 @@
 #   scripts/test-card.sh status   say which card tests will use
 #   scripts/test-card.sh room     add the echo test room to the running daemon (idempotent): null sinks
 #                                 "spk" (the loudspeaker) and "room" (what the microphone hears), a
-#                                 40 ms loopback spk.monitor -> room as the acoustic path, and ALSA PCMs
+#                                 fixed 40 ms loopback spk.monitor -> room as the acoustic path, and ALSA PCMs
 #                                 room_spk (plays into spk) and room_mic (captures room.monitor).
 #                                 Near-end speech is played straight into "room". The "speaker" sink
 #                                 and the defaults stay as they are.
@@ -38,9 +38,14 @@ add_room() {
     sinks=$(pactl list short sinks | cut -f2)
     grep -qx spk <<<"$sinks" || pactl load-module module-null-sink sink_name=spk rate=48000 channels=1 >/dev/null
     grep -qx room <<<"$sinks" || pactl load-module module-null-sink sink_name=room rate=48000 channels=1 >/dev/null
-    # The loopback only carries sound when both ends already exist, so it is loaded last.
-    if ! pactl list short modules | grep -q "module-loopback.*source=spk.monitor.*sink=room"; then
-        pactl load-module module-loopback source=spk.monitor sink=room latency_msec=40 \
+    # The loopback only carries sound when both ends already exist, so it is loaded last. Both
+    # sinks run on one clock, so it keeps its rate (adjust_time=0): its default re-adjustment
+    # resamples by a few ppm and now and then jumps its delay, an echo path no room on one card has,
+    # which costs any canceller tens of dB in the run it happens in.
+    old=$(pactl list short modules | grep "module-loopback.*source=spk.monitor.*sink=room" | grep -v "adjust_time=0" | cut -f1 || true)
+    for module in $old; do pactl unload-module "$module"; done
+    if ! pactl list short modules | grep -q "module-loopback.*source=spk.monitor.*sink=room.*adjust_time=0"; then
+        pactl load-module module-loopback source=spk.monitor sink=room latency_msec=40 adjust_time=0 \
             source_dont_move=true sink_dont_move=true >/dev/null
     fi
     # Null sinks suspend when idle; a suspended monitor would make the path's delay vary.
