@@ -220,9 +220,9 @@ async def main(args):
         print("## Voice processing (echo room)\n")
         print(f"`scripts/bench-voice.sh` on {os.cpu_count()} cores, binary `{os.path.basename(os.path.dirname(args.binary))}`; "
               f"espeak-ng speech ({seconds_agent:.1f} s) played by the agent, 16 kHz mono. The room: null sink `spk` -> "
-              "40 ms loopback -> null sink `room`, microphone `room.monitor`.\n")
-        # Alternating runs, medians: one run of either canceller can meet the room's loopback
-        # re-adjusting its delay, which costs both of them tens of dB.
+              "fixed 40 ms loopback -> null sink `room`, microphone `room.monitor`.\n")
+        # Alternating runs, medians: the first second of either canceller moves by tens of dB from
+        # one run to the next, so one run is noise.
         ours_runs, pa_runs = [], []
         for _ in range(args.rounds):
             ours_runs.append(await ours(args, wav, seconds_agent))
@@ -247,7 +247,7 @@ async def main(args):
         print("| --- | --- | --- | --- |")
         print(f"| audiogate `aec=true&ns=true` | {erle_cell(ours_runs, 0)} | {erle_cell(ours_runs, 1)} | {steal:.1f}% |")
         print(f"| PulseAudio module-echo-cancel webrtc | {erle_cell(pa_runs, 0)} | {erle_cell(pa_runs, 1)} | |")
-        print(f"\n*silent*: nothing of the echo was left, the processed microphone was digital silence over the span.")
+        print("\n*silent*: nothing of the echo was left, the processed microphone was digital silence over the span.")
         print(f"\nAdded latency (median arrival of a processed chunk after the raw chunk of the same capture time): "
               f"{added:.1f} ms (processing works on whole 10 ms frames).\n")
         print("| setting (16 kHz, agent talking) | CPU, % of one core | steal |")
