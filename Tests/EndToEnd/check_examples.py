@@ -661,6 +661,9 @@ def main():
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     parser.add_argument("--only", action="append", help="run only this check (record, play, echo-agent, curl, errors)")
     args = parser.parse_args()
+    # These checks press Ctrl-C. Started in the background, the harness inherits SIGINT ignored
+    # and would pass that on to every example; a handler of its own gives them the default again.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for tool in ("paplay", "sox", "curl"):
         if not shutil.which(tool):
             sys.exit(f"check-examples: {tool} is missing (scripts/install-deps.sh test)")
