@@ -600,8 +600,6 @@ def markdown(result, before=None):
         "machine drifted between them, which on this VM is as large as a client's cost.",
         "",
     ]
-    if result.get("note"):
-        lines += [result["note"], ""]
     if result.get("remeasured"):
         remeasured = result["remeasured"]
         kept = ("the other rows and the latency table" if "callgrind" in remeasured
