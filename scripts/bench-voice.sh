@@ -18,6 +18,6 @@ if [[ -z "${AUDIOGATE_BIN:-}" ]]; then
 fi
 
 . scripts/bench-server.sh
-start_server "$AUDIOGATE_BIN" --capture-device room_mic --playback-device room_spk
+start_server "$AUDIOGATE_BIN" --capture-device pulse:room.monitor --playback-device pulse:spk
 mkdir -p docs
 "$python" scripts/bench_voice.py --port "$port" --pid "$server" --binary "$AUDIOGATE_BIN" | tee docs/bench-voice.md

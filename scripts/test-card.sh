@@ -6,8 +6,10 @@
 #   scripts/test-card.sh status   say which card tests will use
 #   scripts/test-card.sh room     add the echo test room to the running daemon (idempotent): null sinks
 #                                 "spk" (the loudspeaker) and "room" (what the microphone hears), a
-#                                 fixed 40 ms loopback spk.monitor -> room as the acoustic path, and ALSA PCMs
-#                                 room_spk (plays into spk) and room_mic (captures room.monitor).
+#                                 fixed 40 ms loopback spk.monitor -> room as the acoustic path. ALSA
+#                                 reaches them as pulse:spk (the loudspeaker) and pulse:room.monitor
+#                                 (the microphone): the pulse plugin takes the PulseAudio device as
+#                                 its argument, so no ALSA configuration file is written.
 #                                 Near-end speech is played straight into "room". The "speaker" sink
 #                                 and the defaults stay as they are.
 set -euo pipefail
@@ -31,7 +33,20 @@ start_daemon() {
     pactl set-default-source speaker.monitor
 }
 
-asoundrc="${HOME:-/root}/.asoundrc"
+# Earlier versions of this script appended three lines naming the room to ~/.asoundrc, which a
+# process that had already read ALSA's configuration never saw. Take exactly those lines out again.
+forget_room_asoundrc() {
+    local asoundrc="${HOME:-/root}/.asoundrc"
+    [[ -f "$asoundrc" ]] && grep -qxF "pcm.room_mic { type pulse; device room.monitor }" "$asoundrc" || return 0
+    local kept
+    kept=$(grep -vxF -e "# audiogate echo test room: room_spk is the loudspeaker, room_mic hears the room." \
+        -e "pcm.room_spk { type pulse; device spk }" -e "pcm.room_mic { type pulse; device room.monitor }" "$asoundrc" || true)
+    if [[ -z "${kept//[[:space:]]/}" ]]; then
+        rm -f "$asoundrc"
+    else
+        printf '%s\n' "$kept" >"$asoundrc"
+    fi
+}
 
 add_room() {
     daemon_up || start_daemon
@@ -51,13 +66,7 @@ add_room() {
     # Null sinks suspend when idle; a suspended monitor would make the path's delay vary.
     pactl suspend-sink spk 0 >/dev/null 2>&1 || true
     pactl suspend-sink room 0 >/dev/null 2>&1 || true
-    if ! grep -qs "pcm.room_mic" "$asoundrc"; then
-        cat >>"$asoundrc" <<'ALSA'
-# audiogate echo test room: room_spk is the loudspeaker, room_mic hears the room.
-pcm.room_spk { type pulse; device spk }
-pcm.room_mic { type pulse; device room.monitor }
-ALSA
-    fi
+    forget_room_asoundrc
 }
 
 case "$action" in
@@ -76,7 +85,7 @@ stop)
     ;;
 room)
     add_room
-    echo "test-card: echo room ready (ALSA PCMs room_spk, room_mic)"
+    echo "test-card: echo room ready (ALSA PCMs pulse:spk, pulse:room.monitor)"
     ;;
 status)
     if daemon_up; then pactl info | grep -E "Default (Sink|Source)"; else echo "no PulseAudio"; fi

@@ -2,13 +2,15 @@ import AudioGateCore
 import Foundation
 
 /// The echo test room from `scripts/test-card.sh room`: audiogate plays into the null sink `spk`
-/// (the loudspeaker, ALSA `room_spk`); a 40 ms loopback carries it into the sink `room`, whose
-/// monitor is the microphone (ALSA `room_mic`). The user's speech is played straight into `room`.
+/// (the loudspeaker, ALSA `pulse:spk`); a 40 ms loopback carries it into the sink `room`, whose
+/// monitor is the microphone (ALSA `pulse:room.monitor`). The user's speech is played straight into
+/// `room`. The ALSA names carry the PulseAudio device as the pulse plugin's argument, so they work
+/// in a process that read ALSA's configuration before the room existed.
 public enum TestRoom {
     /// ALSA PCM of the microphone.
-    public static let microphone = "room_mic"
+    public static let microphone = "pulse:room.monitor"
     /// ALSA PCM of the loudspeaker.
-    public static let speaker = "room_spk"
+    public static let speaker = "pulse:spk"
 
     /// Adds the room to the test daemon (starting it if needed); true when it is ready.
     @discardableResult
