@@ -4,12 +4,16 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test deps test-deps bench fuzz clean
+.PHONY: run build release test deps test-deps bench fuzz clean have-swift
 
-deps:
+# Debian packages no Swift: say so in one line instead of make's "command not found".
+have-swift:
+	@command -v $(SWIFT) >/dev/null 2>&1 || { echo "audiogate: '$(SWIFT)' not found: building needs Swift 6.1 or newer (the swift.org toolchain or the official swift image) on the PATH" >&2; exit 1; }
+
+deps: have-swift
 	@scripts/install-deps.sh
 
-test-deps:
+test-deps: have-swift
 	@scripts/install-deps.sh test
 
 build: deps
