@@ -18,6 +18,8 @@ public struct WyomingError: Error, Sendable, Equatable, CustomStringConvertible 
         case badAudio = "bad_audio"
         /// More `audio-stop`s waiting for `played` than `WyomingLimits.maxPendingPlayed`.
         case tooManyPending = "too_many_pending"
+        /// Part of an event, then nothing for the idle timeout while the server waited for the rest.
+        case idleTimeout = "idle_timeout"
     }
 
     /// The reason.

@@ -21,14 +21,25 @@ public struct WyomingFrameDecoder: ByteToMessageDecoder {
 
     private let limits: WyomingLimits
     private var pending: Pending?
+    /// Told after each decoding step whether part of an event is held (see `WyomingIdleHandler`).
+    private let partial: WyomingPartialEvent?
 
     /// A decoder enforcing `limits`.
     public init(limits: WyomingLimits = WyomingLimits()) {
+        self.init(limits: limits, partial: nil)
+    }
+
+    /// A decoder enforcing `limits` that keeps `partial` up to date.
+    init(limits: WyomingLimits, partial: WyomingPartialEvent?) {
         self.limits = limits
+        self.partial = partial
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let event = try next(from: &buffer) else { return .needMoreData }
+        let event = try next(from: &buffer)
+        // ByteToMessageHandler calls again while bytes are left, so the last call leaves the true answer.
+        partial?.isHeld = pending != nil || buffer.readableBytes > 0
+        guard let event else { return .needMoreData }
         context.fireChannelRead(wrapInboundOut(event))
         return .continue
     }

@@ -22,6 +22,8 @@ public final class WyomingService: Service, Sendable {
     let host: String
     let requestedPort: Int
     let configuration: WyomingConfiguration
+    /// How long part of an event may wait for the rest (`--idle-timeout`, see `WyomingIdleHandler`).
+    let idleTimeout: TimeAmount
     let engine: AudioEngine
     let logger: Logger
     private let bound = Mutex<Int?>(nil)
@@ -29,12 +31,17 @@ public final class WyomingService: Service, Sendable {
     /// Playback streams held by snd connections now.
     private let streamsInUse = Mutex<Set<String>>([])
 
-    /// A service on `host:port` (port 0: any free port, see `port`).
-    public init(role: Role, host: String, port: Int, configuration: WyomingConfiguration, engine: AudioEngine, logger: Logger) {
+    /// A service on `host:port` (port 0: any free port, see `port`); a peer that sends part of an
+    /// event and then nothing for `idleTimeout` is closed.
+    public init(
+        role: Role, host: String, port: Int, configuration: WyomingConfiguration, idleTimeout: TimeAmount = .seconds(60),
+        engine: AudioEngine, logger: Logger
+    ) {
         self.role = role
         self.host = host
         requestedPort = port
         self.configuration = configuration
+        self.idleTimeout = idleTimeout
         self.engine = engine
         self.logger = logger
     }
@@ -47,12 +54,16 @@ public final class WyomingService: Service, Sendable {
 
     public func run() async throws {
         let limits = configuration.limits
+        let idleTimeout = idleTimeout
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: requestedPort) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(WyomingFrameDecoder(limits: limits)))
+                    let partial = WyomingPartialEvent()
+                    try channel.pipeline.syncOperations.addHandler(WyomingIdleHandler(timeout: idleTimeout, partial: partial))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(WyomingFrameDecoder(limits: limits, partial: partial)))
                     try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(WyomingFrameEncoder()))
                     return try Connection(wrappingChannelSynchronously: channel)
                 }

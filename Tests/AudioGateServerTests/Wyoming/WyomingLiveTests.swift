@@ -203,7 +203,8 @@ struct WyomingLiveTests {
                         var iterator = inbound.makeAsyncIterator()
                         #expect(try await iterator.next()?.type == "info")
                     }
-                    #expect(halfMic.isActive && halfSnd.isActive, "a half header is no reason to close")
+                    // Within the idle timeout (60 s here) a half header is no reason to close.
+                    #expect(halfMic.isActive && halfSnd.isActive, "a half header was closed early")
                     try? await halfMic.close()
                     try? await halfSnd.close()
 
@@ -214,6 +215,62 @@ struct WyomingLiveTests {
                         throw WyomingTestFailure("listener got \(chunks.count) chunks; timestamps \(stamps.prefix(10))...")
                     }
                 }
+            }
+        }
+    }
+
+    @Test("--idle-timeout 1: part of an event left hanging is closed after it; a listening mic client and a quiet snd client stay")
+    func idleTimeout() async throws {
+        let (server, app) = TestServer.make(
+            TestServer.configuration {
+                $0.wyoming.micPort = 0
+                $0.wyoming.sndPort = 0
+                $0.limits.idleTimeoutSeconds = 1
+            })
+        try await app.test(.live) { client in
+            let micPort = try await WyomingTestClient.port(of: server.wyoming[0])
+            let sndPort = try await WyomingTestClient.port(of: server.wyoming[1])
+            try await RealTime.retryingOnSteal {
+                let listener = try await WyomingTestClient.connect(port: micPort)
+                let quiet = try await WyomingTestClient.connect(port: sndPort)
+                try await listener.channel.executeThenClose { micInbound, micOutbound in
+                    try await micOutbound.write(WyomingEvent(type: "describe"))
+                    // 3 s of audio: three times the timeout.
+                    async let heard = Self.collect(micInbound, seconds: 10) { events in
+                        events.filter { $0.type == "audio-chunk" }.count >= 47
+                    }
+                    try await quiet.channel.executeThenClose { sndInbound, sndOutbound in
+                        var answers = sndInbound.makeAsyncIterator()
+                        try await sndOutbound.write(WyomingEvent(type: "describe"))
+                        #expect(try await answers.next()?.type == "info")
+                        let started = MonotonicClock.nowMilliseconds()
+                        async let halfHeader = Self.closedByServer(port: micPort, sending: #"{"type":"descr"#)
+                        async let halfPayload = Self.closedByServer(
+                            port: sndPort, sending: #"{"type":"audio-chunk","payload_length":4}"# + "\nab")
+                        let (micClosed, sndClosed) = try await (halfHeader, halfPayload)
+                        let elapsed = MonotonicClock.nowMilliseconds() - started
+                        #expect(micClosed && sndClosed, "half an event kept open (mic \(micClosed), snd \(sndClosed))")
+                        guard elapsed >= 950, elapsed < 3000 else { throw WyomingTestFailure("closed after \(Int(elapsed)) ms") }
+                        // The snd client, quiet since its describe for longer than the timeout, is still answered.
+                        try await Task.sleep(for: .seconds(1))
+                        try await sndOutbound.write(WyomingEvent(type: "describe"))
+                        #expect(try await answers.next()?.type == "info")
+                    }
+                    let stamps = try await heard.filter { $0.type == "audio-chunk" }.compactMap { $0.data["timestamp"]?.int }
+                    guard stamps == (0..<47).map({ $0 * 64 }) else {
+                        throw WyomingTestFailure("the listening mic client lost audio or was closed: \(stamps.count) chunks")
+                    }
+                }
+            }
+            // The server goes on: HTTP and a new Wyoming client.
+            try await client.execute(uri: "/v1/status", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            let fresh = try await WyomingTestClient.connect(port: micPort)
+            try await fresh.channel.executeThenClose { inbound, _ in
+                var events = inbound.makeAsyncIterator()
+                let first = try await events.next()
+                #expect(first?.type == "audio-start")
             }
         }
     }
