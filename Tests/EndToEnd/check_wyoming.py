@@ -8,7 +8,10 @@ microphone from audiogate and playing through it, with this script as Home Assis
 - the satellite: run-satellite -> run-pipeline, a tone played into the card reaches Home Assistant
   as 16 kHz audio at its pitch; TTS audio sent to the satellite is heard whole on the monitor;
 - SIGTERM with a mic client and a snd client whose queue is full ends the server within 2 s;
-- a non-loopback --host without --wyoming-allow-remote refuses to start.
+- a non-loopback --host without --wyoming-allow-remote refuses to start;
+- with a short --idle-timeout, a half header or a header with half its payload is closed after the
+  timeout, while a mic client that only listens and a snd client quiet between events stay, and the
+  server goes on serving new clients.
 
     .venv/bin/python Tests/EndToEnd/check_wyoming.py [--binary .build/debug/audiogate] [--device pulse]
 """
@@ -216,6 +219,100 @@ async def check_shutdown(server, mic_port, snd_port):
     check(code == 0 and elapsed < 2, f"SIGTERM with Wyoming clients (one waiting for room): exit {code} after {elapsed:.2f} s")
 
 
+IDLE_TIMEOUT = 2
+# Timers and the loaded test machine: how much later than --idle-timeout a close may come.
+IDLE_MARGIN = 1.5
+
+
+async def closed_after(port, data):
+    """Sends `data` (part of an event) and reads, dropping what comes (a mic sends audio), until the
+    server closes; returns the seconds from the last byte sent to the close, or None after 10 s."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        sent = time.monotonic()
+        deadline = sent + 10
+        while time.monotonic() < deadline:
+            try:
+                chunk = await asyncio.wait_for(reader.read(65536), deadline - time.monotonic())
+            except asyncio.TimeoutError:
+                return None
+            except ConnectionError:
+                return time.monotonic() - sent
+            if not chunk:
+                return time.monotonic() - sent
+        return None
+    finally:
+        writer.close()
+
+
+async def stays_open(client, seconds, listening):
+    """Whether a client that sent only whole events stays connected for `seconds`; a listening mic
+    client must keep receiving its audio all along: no gap in the timestamps, and a chunk within the
+    last half second."""
+    stamps = []
+    last = None
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            event = await asyncio.wait_for(client.read_event(), deadline - time.monotonic())
+        except asyncio.TimeoutError:
+            break
+        if event is None:
+            return False
+        if AudioChunk.is_type(event.type):
+            stamps.append(AudioChunk.from_event(event).timestamp)
+            last = time.monotonic()
+    if not listening:
+        return True
+    steps = {b - a for a, b in zip(stamps, stamps[1:])}
+    return len(stamps) > 10 and steps == {64} and deadline - last < 0.5
+
+
+async def check_idle(server, mic_port, snd_port):
+    """--idle-timeout closes a peer that stops in the middle of an event, and only such a peer."""
+    mic = AsyncTcpClient("127.0.0.1", mic_port)
+    await mic.connect()
+    await mic.write_event(Describe().event())
+    snd = AsyncTcpClient("127.0.0.1", snd_port)
+    await snd.connect()
+    await snd.write_event(Describe().event())
+    half_header = b'{"type":"audio-chunk","payload_len'
+    half_payload = b'{"type":"audio-chunk","data":{"rate":16000,"width":2,"channels":1},"payload_length":2048}\n' + bytes(1000)
+    results = await asyncio.gather(
+        closed_after(mic_port, b'{"type":"descr'),
+        closed_after(snd_port, half_header),
+        closed_after(snd_port, half_payload),
+        stays_open(mic, IDLE_TIMEOUT * 2.5, listening=True),
+        stays_open(snd, IDLE_TIMEOUT * 2.5, listening=False))
+    for name, elapsed in zip(["mic: half a header", "snd: half a header", "snd: a header and half its payload"], results):
+        check(elapsed is not None and IDLE_TIMEOUT - 0.2 <= elapsed <= IDLE_TIMEOUT + IDLE_MARGIN,
+              f"--idle-timeout {IDLE_TIMEOUT}: {name} is closed after the timeout "
+              f"({'not within 10 s' if elapsed is None else f'{elapsed:.2f} s'})")
+    check(results[3], f"--idle-timeout {IDLE_TIMEOUT}: a mic client that only listens stays and keeps its audio")
+    check(results[4], f"--idle-timeout {IDLE_TIMEOUT}: a snd client quiet between events stays")
+    await snd.write_event(Describe().event())
+    events = await read_until(snd, lambda e: Info.is_type(e.type), 5)
+    check(events is not None, "--idle-timeout: the quiet snd client is still answered")
+    await mic.disconnect()
+    await snd.disconnect()
+    # New clients are served as before.
+    fresh = AsyncTcpClient("127.0.0.1", mic_port)
+    await fresh.connect()
+    events = await read_until(fresh, lambda e: AudioChunk.is_type(e.type), 5)
+    check(events is not None and AudioStart.is_type(events[0].type),
+          "--idle-timeout: a new mic client gets audio-start and audio after the closes")
+    await fresh.disconnect()
+    fresh = AsyncTcpClient("127.0.0.1", snd_port)
+    await fresh.connect()
+    await fresh.write_event(Describe().event())
+    check(await read_until(fresh, lambda e: Info.is_type(e.type), 5) is not None,
+          "--idle-timeout: a new snd client is answered after the closes")
+    await fresh.disconnect()
+    check(server.get("/healthz").get("status") == "ok", "--idle-timeout: the HTTP side still answers")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     e2e.add_binary_argument(parser)
@@ -248,6 +345,16 @@ def main():
         capture_output=True, text=True, timeout=30)
     check(refused.returncode == 2 and "--wyoming-allow-remote" in refused.stderr,
           f"a non-loopback --host without --wyoming-allow-remote exits 2 ({refused.returncode})")
+
+    mic_port, snd_port = e2e.free_port(), e2e.free_port()
+    server = e2e.Server(args.binary, args.device,
+                        extra=["--wyoming-mic-port", str(mic_port), "--wyoming-snd-port", str(snd_port),
+                               "--idle-timeout", str(IDLE_TIMEOUT)])
+    if check(server.start(capture=True), f"the server starts with --idle-timeout {IDLE_TIMEOUT}"):
+        try:
+            asyncio.run(check_idle(server, mic_port, snd_port))
+        finally:
+            server.stop()
     e2e.finish()
 
 
