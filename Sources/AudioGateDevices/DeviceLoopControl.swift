@@ -1,10 +1,11 @@
+import AudioGateCore
 import Foundation
 import Synchronization
 
 /// Start/stop plumbing shared by the device loops: the thread, a stop flag and interruptible sleeps.
 final class DeviceLoopControl: Sendable {
     private let stopFlag = Atomic<Bool>(false)
-    private let thread = Mutex<DeviceThread?>(nil)
+    private let thread = Mutex<WorkerThread?>(nil)
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
 
@@ -12,7 +13,7 @@ final class DeviceLoopControl: Sendable {
         thread.withLock { thread in
             guard thread == nil else { return }
             stopFlag.store(false, ordering: .releasing)
-            thread = DeviceThread(name: name, body: body)
+            thread = WorkerThread(name: name, body: body)
         }
     }
 

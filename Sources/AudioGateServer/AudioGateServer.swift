@@ -17,6 +17,8 @@ public struct AudioGateServer: Sendable {
     public let recordings: RecordingService
     /// The Wyoming services that are switched on.
     public let wyoming: [WyomingService]
+    /// Speech from `/v1/say` still being queued after its answer.
+    public let speech: SpeechService
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
@@ -27,6 +29,7 @@ public struct AudioGateServer: Sendable {
         recordings = RecordingService(
             configuration: configuration, hub: engine.captureHub, metrics: metrics, logger: logger)
         wyoming = Self.wyomingServices(configuration: configuration, engine: engine, logger: logger)
+        speech = SpeechService()
     }
 
     /// The router with every route and middleware.
@@ -67,7 +70,7 @@ public struct AudioGateServer: Sendable {
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             // Shut down in reverse: recordings are finished while the capture device still runs.
-            services: [engine.capture, engine.playback, recordings] + wyoming.map { $0 as any Service },
+            services: [engine.capture, engine.playback, recordings, speech] + wyoming.map { $0 as any Service },
             logger: logger)
     }
 

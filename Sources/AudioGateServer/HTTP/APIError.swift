@@ -77,6 +77,9 @@ extension APIError {
     /// Maps any error thrown while answering a request to an `APIError`.
     public init(mapping error: any Error) {
         switch error {
+        case is CancellationError:
+            // Requests are only cancelled by a graceful shutdown.
+            self.init(.unavailable, "the server is shutting down")
         case let error as APIError:
             self = error
         case let error as SpeechError:

@@ -42,6 +42,9 @@ extension PlaybackStream {
         return frames < limitSeconds * rate
     }
 
+    /// How many times the stream was cleared.
+    var clearCount: Int { queue.withLock { $0.clears } }
+
     /// Suspends while the queue holds more than the limit.
     func waitForRoom() async throws {
         while !hasRoom {
@@ -201,6 +204,7 @@ extension PlaybackStream {
                 let played = queue.renderedTotal - queue.clearBase
                 queue.renderedTotal += flushed
                 queue.clearBase = queue.renderedTotal
+                queue.clears += 1
                 queue.marks.removeAll()
                 queue.probes.removeAll()
                 queue.dry = nil

@@ -64,6 +64,8 @@ public final class PlaybackStream: Sendable {
         var playedTotal: UInt64 = 0
         /// `renderedTotal` at the last clear: `played_ms` counts from here.
         var clearBase: UInt64 = 0
+        /// Clears so far, so a producer can tell its audio was flushed while it waited.
+        var clears = 0
         var records = [Record](repeating: Record(), count: 64)
         var recordHead = 0
         var recordCount = 0

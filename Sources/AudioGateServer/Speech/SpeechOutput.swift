@@ -1,10 +1,9 @@
 import Synchronization
 
-/// Speech samples handed from the synthesizer thread to the request that plays them.
+/// Speech samples collected on the speech thread for the request that plays them.
 final class SpeechOutput: Sendable {
     private struct State {
         var bytes: [UInt8] = []
-        var finished = false
         var error: SpeechError?
     }
 
@@ -14,29 +13,26 @@ final class SpeechOutput: Sendable {
     /// Appends s16le samples (called by espeak-ng's callback).
     func append(_ samples: UnsafeBufferPointer<Int16>) {
         state.withLock { state in
-            state.bytes.reserveCapacity(state.bytes.count + samples.count * 2)
+            #if _endian(little)
+            state.bytes.append(contentsOf: UnsafeRawBufferPointer(samples))
+            #else
             for sample in samples {
-                let value = UInt16(bitPattern: sample.littleEndian)
-                state.bytes.append(UInt8(value & 0xFF))
-                state.bytes.append(UInt8(value >> 8))
+                withUnsafeBytes(of: sample.littleEndian) { state.bytes.append(contentsOf: $0) }
             }
+            #endif
         }
     }
 
-    /// Synthesis ended (with an error if it failed).
-    func finish(error: SpeechError? = nil) {
-        state.withLock { state in
-            state.finished = true
-            state.error = error
-        }
+    /// Synthesis failed.
+    func fail(_ error: SpeechError) {
+        state.withLock { $0.error = error }
     }
 
-    /// Takes what arrived so far; `finished` once nothing more will come.
-    func take() -> (bytes: [UInt8], finished: Bool, error: SpeechError?) {
-        state.withLock { state in
-            let bytes = state.bytes
-            state.bytes.removeAll(keepingCapacity: true)
-            return (bytes, state.finished, state.error)
+    /// The samples, or the error when synthesis failed before giving any.
+    func result() throws(SpeechError) -> [UInt8] {
+        try state.withLock { state throws(SpeechError) in
+            if let error = state.error, state.bytes.isEmpty { throw error }
+            return state.bytes
         }
     }
 

@@ -21,7 +21,9 @@ struct SpeechRequest: Sendable {
         var stream: String?
     }
 
-    init(json: Data) throws(APIError) {
+    /// Parses the body; `queryStream` is a validated `?stream=` that names the stream instead of the
+    /// body's (both given and different is a 400).
+    init(json: Data, queryStream: String? = nil) throws(APIError) {
         let body: Body
         do {
             body = try JSONDecoder().decode(Body.self, from: json)
@@ -44,7 +46,11 @@ struct SpeechRequest: Sendable {
         self.text = text
         self.voice = voice
         self.rate = rate
-        self.stream = try PlaybackParameters.validatedStreamName(body.stream ?? "default")
+        let bodyStream = try body.stream.map { name throws(APIError) in try PlaybackParameters.validatedStreamName(name) }
+        if let queryStream, let bodyStream, queryStream != bodyStream {
+            throw APIError.parameter("stream", "the query names '\(queryStream)' and the body '\(bodyStream)': give one")
+        }
+        self.stream = queryStream ?? bodyStream ?? "default"
     }
 
     /// espeak-ng's words per minute for `rate`.

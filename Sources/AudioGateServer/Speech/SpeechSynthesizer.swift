@@ -5,44 +5,53 @@ import Synchronization
 
 /// espeak-ng, the system voice: text to 22.05 kHz mono s16 speech.
 ///
-/// espeak-ng keeps global, non-thread-safe state, so there is one synthesizer per process and
-/// every call into the library holds `engine`; synthesis runs on a thread of its own, never on
-/// the event loops or the cooperative pool.
+/// espeak-ng keeps global, non-thread-safe state, so there is one synthesizer per process and every
+/// call into the library runs on a speech thread holding `library`. What requests need to validate
+/// (the rate and the voice list) is read once on such a thread and kept, so no event loop ever
+/// waits for the library.
 public final class SpeechSynthesizer: Sendable {
     /// The process's synthesizer.
     public static let shared = SpeechSynthesizer()
 
-    /// Most requests waiting for or running synthesis; more get 429.
+    /// Most requests synthesizing or feeding speech at once; more get 429.
     public static let maximumPending = 8
 
-    private struct Engine {
-        var rate: Int?
-        var voices: [SpeechVoice] = []
+    /// What espeak-ng reported when it started.
+    public struct Engine: Sendable {
+        /// Its output format: espeak-ng's rate, mono s16le.
+        public var format: AudioFormat
+        /// The installed voices, sorted by name.
+        public var voices: [SpeechVoice]
+
+        /// Whether a voice named `name` (or speaking language `name`) is installed.
+        func hasVoice(_ name: String) -> Bool {
+            let lowered = name.lowercased()
+            return voices.contains { $0.name == lowered || $0.languages.contains(lowered) }
+        }
     }
 
-    private let engine = Mutex(Engine())
+    private let started = Mutex<OneShot<Result<Engine, SpeechError>>?>(nil)
+    /// Held by the speech thread for every call into espeak-ng; never taken on an event loop.
+    private let library = Mutex(())
     private let pending = Atomic<Int>(0)
 
     private init() {}
 
-    /// The sample format of speech: espeak-ng's rate, mono s16le.
-    public func format() throws(SpeechError) -> AudioFormat {
-        let rate = try engine.withLock { engine throws(SpeechError) in try Self.start(&engine) }
-        return AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le)
-    }
-
-    /// The installed voices.
-    public func voices() throws(SpeechError) -> [SpeechVoice] {
-        try engine.withLock { engine throws(SpeechError) in
-            _ = try Self.start(&engine)
-            return engine.voices
+    /// The rate and voices, starting espeak-ng on a speech thread the first time.
+    public func engine() async throws(SpeechError) -> Engine {
+        let (signal, starts) = started.withLock { started in
+            if let signal = started { return (signal, false) }
+            let signal = OneShot<Result<Engine, SpeechError>>()
+            started = signal
+            return (signal, true)
         }
-    }
-
-    /// Whether a voice named `name` is installed.
-    func hasVoice(_ name: String) throws(SpeechError) -> Bool {
-        let lowered = name.lowercased()
-        return try voices().contains { $0.name == lowered || $0.languages.contains(lowered) }
+        if starts {
+            let thread = WorkerThread(name: "ag-speech") { [self] in
+                signal.fulfill(library.withLock { _ in Self.start() })
+            }
+            await thread.join()
+        }
+        return try await signal.waitIgnoringCancellation().get()
     }
 
     /// Takes one of the pending slots; false when all are taken.
@@ -58,13 +67,19 @@ public final class SpeechSynthesizer: Sendable {
     /// Gives a pending slot back.
     func release() { pending.wrappingSubtract(1, ordering: .relaxed) }
 
-    /// Speaks `text` into `output` on a new thread; returns at once.
-    func synthesize(text: String, voice: String, wordsPerMinute: Int, into output: SpeechOutput) {
-        let thread = Thread { [self] in
-            Thread.current.name = "ag-speech"
-            do throws(SpeechError) {
-                try engine.withLock { engine throws(SpeechError) in
-                    _ = try Self.start(&engine)
+    /// Speaks `text` on a speech thread and returns its s16le samples at the engine's rate.
+    ///
+    /// espeak-ng speaks far faster than real time (a 4000-character text in well under a second),
+    /// so the whole text is synthesized before it is played. Cancelling the calling task stops
+    /// synthesis at espeak-ng's next callback and throws `CancellationError`.
+    func synthesize(text: String, voice: String, wordsPerMinute: Int) async throws -> [UInt8] {
+        _ = try await engine()
+        let output = SpeechOutput()
+        let thread = WorkerThread(name: "ag-speech") { [self] in
+            library.withLock { _ in
+                // A request that went away while an earlier text held the library starts nothing.
+                guard !output.isCancelled else { return }
+                do throws(SpeechError) {
                     try espeakCheck(espeak_SetVoiceByName(voice), "espeak_SetVoiceByName(\(voice))", code: .unknownVoice)
                     try espeakCheck(espeak_SetParameter(espeakRATE, Int32(wordsPerMinute), 0), "espeak_SetParameter(rate)")
                     let context = Unmanaged.passRetained(output)
@@ -76,21 +91,25 @@ public final class SpeechSynthesizer: Sendable {
                             context.toOpaque())
                     }
                     try espeakCheck(status, "espeak_Synth")
+                } catch {
+                    output.fail(error)
                 }
-                output.finish()
-            } catch {
-                output.finish(error: error)
             }
         }
-        thread.start()
+        await withTaskCancellationHandler {
+            await thread.join()
+        } onCancel: {
+            output.cancel()
+        }
+        try Task.checkCancellation()
+        return try output.result()
     }
 
-    /// Initializes espeak-ng once (synchronous output to a callback) and reads its voice list.
-    private static func start(_ engine: inout Engine) throws(SpeechError) -> Int {
-        if let rate = engine.rate { return rate }
+    /// Initializes espeak-ng (synchronous output to a callback) and reads its voice list.
+    private static func start() -> Result<Engine, SpeechError> {
         let rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 200, nil, 0)
         guard rate > 0 else {
-            throw SpeechError(.unavailable, "espeak_Initialize: failed (is espeak-ng-data installed?)")
+            return .failure(SpeechError(.unavailable, "espeak_Initialize: failed (is espeak-ng-data installed?)"))
         }
         espeak_SetSynthCallback { samples, count, events in
             guard let user = events?.pointee.user_data else { return 0 }
@@ -99,9 +118,8 @@ public final class SpeechSynthesizer: Sendable {
             // Non-zero asks espeak-ng to stop this synthesis.
             return output.isCancelled ? 1 : 0
         }
-        engine.voices = listVoices()
-        engine.rate = Int(rate)
-        return Int(rate)
+        let format = AudioFormat(rate: Int(rate), channels: 1, sampleFormat: .s16le)
+        return .success(Engine(format: format, voices: listVoices()))
     }
 
     private static func listVoices() -> [SpeechVoice] {
