@@ -49,23 +49,29 @@ extension PlaybackUpload {
         let queue = ByteQueue()
         _ = queue.offer(head)
         var received = head.count
-        async let decoded = CompressedPlayback.decode(
-            container: container, queue: queue, stream: stream, mixFormat: mixer.mixFormatProvider,
-            startNanoseconds: startNanoseconds)
-        do {
-            // Stops early when the decoder gave up: the rest of the body would only be dropped.
-            while !ended, !queue.isReaderGone {
-                guard let buffer = try await body.next() else { break }
-                received += buffer.readableBytes
-                try await queue.write(Array(buffer.readableBytesView))
+        // The decoder thread may wait for room in the stream long after the body ended; a cancelled
+        // request (graceful shutdown) stops it through the queue.
+        let outcome = try await withTaskCancellationHandler {
+            async let decoded = CompressedPlayback.decode(
+                container: container, queue: queue, stream: stream, mixFormat: mixer.mixFormatProvider,
+                startNanoseconds: startNanoseconds)
+            do {
+                // Stops early when the decoder gave up: the rest of the body would only be dropped.
+                while !ended, !queue.isReaderGone {
+                    guard let buffer = try await body.next() else { break }
+                    received += buffer.readableBytes
+                    try await queue.write(Array(buffer.readableBytesView))
+                }
+                queue.finish()
+            } catch {
+                queue.cancel()
+                _ = await decoded
+                throw error
             }
-            queue.finish()
-        } catch {
+            return await decoded
+        } onCancel: {
             queue.cancel()
-            _ = await decoded
-            throw error
         }
-        let outcome = await decoded
         stream.metrics.bytesIn.increment(by: Int64(received))
 
         if outcome.frames == 0 {
@@ -87,7 +93,7 @@ extension PlaybackUpload {
                 code: error.code.rawValue, message: error.message, atMs: Int(outcome.milliseconds.rounded()))
         }
         if parameters.wait {
-            answer.playedMs = await Self.waitUntilHeard(listener: listener, stream: stream, start: startPosition, end: endPosition)
+            answer.playedMs = try await Self.waitUntilHeard(listener: listener, stream: stream, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
     }

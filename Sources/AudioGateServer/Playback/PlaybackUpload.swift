@@ -109,14 +109,15 @@ struct PlaybackUpload {
             stream: stream.name, durationMs: Int((format.milliseconds(forFrames: frames)).rounded()),
             queuedMs: Int(stream.queuedMilliseconds.rounded()))
         if parameters.wait {
-            answer.playedMs = await Self.waitUntilHeard(
+            answer.playedMs = try await Self.waitUntilHeard(
                 listener: listener, stream: stream, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
     }
 
     /// Waits for the mark placed at the end of this upload (or a clear); returns ms of it heard.
-    static func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async -> Int {
+    /// Throws `CancellationError` when the wait was cut short (graceful shutdown): that is no answer.
+    static func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async throws -> Int {
         stream.addMark("upload-end", listener: listener)
         let rate = Double(max(stream.queued.rate, 1))
         for await event in listener.events {
@@ -130,6 +131,7 @@ struct PlaybackUpload {
                 continue
             }
         }
+        try Task.checkCancellation()
         return 0
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 
 extension AudioGateServer {
     /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and a plain `GET /v1/playback`.
@@ -7,7 +8,11 @@ extension AudioGateServer {
         let mixer = engine.mixer
         router.post("/v1/playback") { request, _ in
             let parameters = try PlaybackParameters(request: request)
-            return try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
+            // An upload waits for room in its stream and `wait=true` for the speaker: on shutdown
+            // both end at once (503) instead of holding the server up for the queue's length.
+            return try await cancelWhenGracefulShutdown {
+                try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
+            }
         }
         router.delete("/v1/playback") { request, _ in
             let query = request.uri.queryDictionary

@@ -71,11 +71,8 @@ struct SpeechPlayback {
         if wait {
             let endPosition = stream.position
             answer.playedMs = try await cancelWhenGracefulShutdown {
-                let played = await PlaybackUpload.waitUntilHeard(
+                try await PlaybackUpload.waitUntilHeard(
                     listener: listener, stream: stream, start: startPosition, end: endPosition)
-                // The wait also ends when the server shuts down; that is no answer about the speech.
-                try Task.checkCancellation()
-                return played
             }
         }
         return try JSONResponse.make(answer)
