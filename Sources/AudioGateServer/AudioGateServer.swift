@@ -37,6 +37,7 @@ public struct AudioGateServer: Sendable {
         let router = Router(context: AudioGateRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: SecurityMiddleware(policy: SecurityPolicy(configuration: configuration)))
+        router.add(middleware: QueryCheckMiddleware())
         addInfoRoutes(to: router)
         addMetricsRoutes(to: router)
         addCaptureRoutes(to: router)
@@ -88,6 +89,7 @@ public struct AudioGateServer: Sendable {
                 return refusal
             }
             let dictionary = uri.queryDictionary
+            if let error = RouteTable.unknownParameter(path, method: .get, keys: dictionary.keys) { return error }
             do throws(APIError) {
                 switch path {
                 case "/v1/capture":

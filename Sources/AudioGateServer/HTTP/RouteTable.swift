@@ -13,11 +13,43 @@ enum RouteTable {
         "/v1/capture": [.get],
         "/v1/playback": [.get, .post, .delete],
         "/v1/volume": [.get, .put],
+        "/v1/say": [.post],
+        "/v1/voices": [.get],
         "/v1/recordings": [.get, .post],
         "/v1/recordings/*": [.get, .delete],
         "/v1/recordings/*/stop": [.post],
         "/v1/recordings/*/segments/*": [.get],
     ]
+
+    /// The query parameters a route takes besides `token` (which every route takes); a route and
+    /// method not listed take none. `GET` of `/v1/capture` and `/v1/playback` covers the WebSockets.
+    static let parameters: [String: [HTTPRequest.Method: Set<String>]] = [
+        "/v1/capture": [
+            .get: [
+                "rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "aec", "ns",
+                "agc", "vad",
+            ]
+        ],
+        "/v1/playback": [
+            .get: ["rate", "channels", "format", "stream"],
+            .post: ["rate", "channels", "format", "stream", "wait"],
+            .delete: ["stream"],
+        ],
+        "/v1/say": [.post: ["stream", "wait"]],
+    ]
+
+    /// A 400 naming the first query parameter `method` on `path` does not take, if any. Unknown
+    /// paths and methods are left to the router (404, 405).
+    static func unknownParameter(_ path: String, method: HTTPRequest.Method, keys: some Sequence<String>) -> APIError? {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard let key = methods[trimmed] != nil ? trimmed : pattern(matching: trimmed),
+            methods[key]?.contains(method) == true
+        else { return nil }
+        let taken = parameters[key]?[method] ?? []
+        guard let unknown = keys.first(where: { $0 != "token" && !taken.contains($0) }) else { return nil }
+        let allowed = taken.isEmpty ? "this route takes none" : "this route takes " + taken.sorted().joined(separator: ", ")
+        return APIError(.badParameter, "unknown parameter '\(unknown)': \(allowed)")
+    }
 
     /// The `Allow` header value when `path` is known but `method` is not one of its methods.
     static func allow(_ path: String, method: HTTPRequest.Method) -> String? {
