@@ -42,6 +42,45 @@ def request(url, token=None):
         return error.code, error.headers, error.read()
 
 
+def documented_query_parameters():
+    """{(METHOD, path): sorted query parameter names} from openapi.yaml (`token` is the security scheme's)."""
+    import yaml
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    shared = document.get("components", {}).get("parameters", {})
+    result = {}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post", "put", "delete"):
+                continue
+            names = []
+            for parameter in item.get("parameters", []) + operation.get("parameters", []):
+                if "$ref" in parameter:
+                    parameter = shared[parameter["$ref"].rsplit("/", 1)[-1]]
+                if parameter["in"] == "query":
+                    names.append(parameter["name"])
+            result[(method.upper(), path)] = sorted(names)
+    return result
+
+
+def check_unknown_parameters(base, token):
+    """Every documented operation refuses an undocumented query parameter with a 400 naming it and
+    listing exactly the documented ones, so the server's table and the document cannot drift apart."""
+    for (method, path), names in documented_query_parameters().items():
+        concrete = path.replace("{id}", "abc").replace("{segment}", "0")
+        url = f"{base}{concrete}?zz_unknown=1"
+        headers = {"Authorization": f"Bearer {token}"}
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method=method, headers=headers, data=b"" if method in ("POST", "PUT") else None), timeout=10) as response:
+                status, body = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read()
+        text = body.decode(errors="replace")
+        expected = "this route takes " + ", ".join(names) if names else "this route takes none"
+        check(status == 400 and "'zz_unknown'" in text and expected in text,
+              f"{method} {path}?zz_unknown=1 is a 400 naming it and listing the documented parameters "
+              f"({status} {text[:200]}; expected '{expected}')")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     e2e.add_binary_argument(parser)
@@ -79,6 +118,7 @@ def main():
             for path in ("/v1/info", "/metrics"):
                 status = request(base + path)[0]
                 require(status == 401, f"GET {path} without a token answers 401 ({status})")
+            check_unknown_parameters(base, token)
 
             # GET / is documented as the demo page; until a build carries the page it answers 404,
             # which the document allows but fuzzing it then proves nothing.

@@ -48,7 +48,7 @@ enum RouteTable {
         let taken = parameters[key]?[method] ?? []
         guard let unknown = keys.first(where: { $0 != "token" && !taken.contains($0) }) else { return nil }
         let allowed = taken.isEmpty ? "this route takes none" : "this route takes " + taken.sorted().joined(separator: ", ")
-        return APIError(.badParameter, "unknown parameter '\(unknown)': \(allowed)")
+        return APIError(.badParameter, "unknown parameter '\(unknown.prefix(64))': \(allowed)")
     }
 
     /// The `Allow` header value when `path` is known but `method` is not one of its methods.
