@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """SIGTERM with clients connected: the server closes WebSockets with 1001, ends endless HTTP
-capture streams, and exits 0 within 2 s.
+capture streams, and exits 0 within 2 s. The same while long `/v1/say` texts are queued (one
+answered, one with `wait=true`) and uploads wait for room or for the speaker: the waiting requests
+get a JSON 503 and the server still exits within 2 s; a long `/v1/say` without `wait` answers
+within 1 s.
 
     .venv/bin/python Tests/EndToEnd/check_shutdown.py [--binary .build/debug/audiogate] [--device pulse]
 """
 import argparse
 import asyncio
 import json
+import pathlib
 import signal
+import tempfile
 import time
 
 import websockets
@@ -52,6 +57,64 @@ async def attempt(args):
     return dict(exit_code=exit_code, seconds=round(elapsed, 2), close_codes=codes)
 
 
+# About 3,900 characters: some 3.5 minutes of speech, far more than a stream's 60 s queue holds.
+LONG_TEXT = " ".join(["The gateway keeps every client served while a long text is being spoken."] * 52)
+
+
+async def http(port, method, path, body=b"", content_type="application/json"):
+    """One request on a fresh connection; returns (status, parsed JSON body, seconds to the answer)."""
+    started = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n")
+        writer.write(head.encode() + body)
+        await writer.drain()
+        response = await reader.read()
+    finally:
+        writer.close()
+    elapsed = time.monotonic() - started
+    status_line, _, rest = response.partition(b"\r\n")
+    parts = status_line.split()
+    if len(parts) < 2:
+        return None, None, elapsed
+    payload = rest.partition(b"\r\n\r\n")[2]
+    try:
+        return int(parts[1]), json.loads(payload or b"null"), elapsed
+    except ValueError:
+        return int(parts[1]), payload[:200], elapsed
+
+
+async def attempt_speech(args, work):
+    """SIGTERM while speech and uploads are queued or waited for."""
+    server = e2e.Server(args.binary, args.device)
+    if not server.start():
+        check(False, "check-shutdown: the server did not start")
+        e2e.finish()
+    port = server.port
+    say = json.dumps({"text": LONG_TEXT}).encode()
+    tone = work / "tone.wav"
+    e2e.write_wav(tone, e2e.tone(440, 70, 24000), 24000)
+    try:
+        first = await http(port, "POST", "/v1/say?stream=speech", say)
+        second = await http(port, "POST", "/v1/say?stream=speech", say)
+        waiting = [
+            asyncio.create_task(http(port, "POST", "/v1/say?stream=speech&wait=true", say)),
+            asyncio.create_task(http(port, "POST", "/v1/say?stream=other&wait=true", say)),
+            asyncio.create_task(http(port, "POST", "/v1/playback?stream=tone&wait=true", tone.read_bytes(), "audio/wav")),
+        ]
+        await asyncio.sleep(1.5)
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        answers = await asyncio.wait_for(asyncio.gather(*waiting), timeout=10)
+        exit_code = await asyncio.to_thread(server.process.wait, 5)
+        elapsed = time.monotonic() - started
+    finally:
+        if server.running():
+            server.process.kill()
+    return dict(first=first, second=second, answers=answers, exit_code=exit_code, seconds=round(elapsed, 2))
+
+
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     e2e.add_binary_argument(parser)
@@ -73,6 +136,27 @@ async def main():
         if not codes_ok or not run.retry():
             break
         e2e.rewind(mark)
+
+    with tempfile.TemporaryDirectory() as work:
+        for run in e2e.attempts():
+            mark = e2e.mark()
+            result = await attempt_speech(args, pathlib.Path(work))
+            print("check-shutdown (speech): " + json.dumps(dict(
+                seconds=result["seconds"], exit_code=result["exit_code"],
+                say_answers_s=[round(result["first"][2], 2), round(result["second"][2], 2)],
+                waiting=[answer[:2] for answer in result["answers"]], steal_percent=round(run.steal, 2))))
+            for label, (status, body, seconds) in (("first", result["first"]), ("second", result["second"])):
+                check(status == 200 and isinstance(body, dict) and body.get("duration_ms", 0) > 120_000,
+                      f"the {label} long /v1/say answers 200 with its whole duration ({status} {body})")
+                check(seconds <= 1.0, f"the {label} long /v1/say without wait answers within 1 s ({seconds:.2f} s)")
+            for status, body, _ in result["answers"]:
+                check(status == 503 and isinstance(body, dict) and body.get("error", {}).get("code") == "unavailable",
+                      f"a request waiting at SIGTERM gets a JSON 503 'unavailable' ({status} {body})")
+            check(result["exit_code"] == 0, f"the server exits 0 on SIGTERM with speech queued (exit {result['exit_code']})")
+            check(result["seconds"] <= 2.0, f"the server exits within 2 s with speech queued ({result['seconds']} s)")
+            if not e2e.failures_since(mark) or not run.retry():
+                break
+            e2e.rewind(mark)
     e2e.finish()
 
 
