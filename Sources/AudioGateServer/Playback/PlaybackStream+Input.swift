@@ -16,7 +16,7 @@ extension PlaybackStream {
         while offset < usable {
             try await waitForRoom()
             let end = min(usable, offset + sliceBytes)
-            bytes.withUnsafeBytes { raw in
+            _ = bytes.withUnsafeBytes { raw in
                 enqueueNow(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mixFormat: mixFormat)
             }
             offset = end
@@ -25,10 +25,19 @@ extension PlaybackStream {
     }
 
     /// Queues at most one slice of whole frames at once; the caller saw `hasRoom`, so it fits.
-    func enqueueNow(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mixFormat: @Sendable () -> AudioFormat) {
-        guard !raw.isEmpty else { return }
-        push(raw, format: format, mix: mixFormat())
+    ///
+    /// With `unlessClearedSince`, queues nothing (and returns false) when the stream was cleared
+    /// since `clearCount` had that value; the check and the copy are one step under the input lock,
+    /// so a clear never lets a producer's next slice through.
+    @discardableResult
+    func enqueueNow(
+        _ raw: UnsafeRawBufferPointer, format: AudioFormat, mixFormat: @Sendable () -> AudioFormat,
+        unlessClearedSince clears: Int? = nil
+    ) -> Bool {
+        guard !raw.isEmpty else { return true }
+        guard push(raw, format: format, mix: mixFormat(), unlessClearedSince: clears) else { return false }
         metrics.bytesIn.increment(by: Int64(raw.count))
+        return true
     }
 
     /// Client frames one `enqueueNow` may take: the ring has room for the limit plus one of these.
@@ -61,8 +70,10 @@ extension PlaybackStream {
     }
 
     /// Converts and queues one slice. Runs under the input lock; takes the queue lock only to copy.
-    func push(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mix: AudioFormat) {
+    @discardableResult
+    func push(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mix: AudioFormat, unlessClearedSince clears: Int? = nil) -> Bool {
         input.withLock { state in
+            if let clears, queue.withLock({ $0.clears }) != clears { return false }
             prepare(&state, client: format, mix: mix)
             let frames = raw.count / format.bytesPerFrame
             let sampleCount = frames * format.channels
@@ -72,6 +83,7 @@ extension PlaybackStream {
             }
             state.segmentInputFrames += UInt64(frames)
             convertAndQueue(&state, frames: frames, endOfInput: false)
+            return true
         }
     }
 

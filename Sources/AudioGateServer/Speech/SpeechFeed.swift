@@ -51,14 +51,15 @@ struct SpeechFeed: Sendable {
         do {
             var offset = 0
             while offset < samples.count {
-                guard stream.clearCount == clears else { return end(.cleared) }
                 try await stream.waitForRoom()
-                guard stream.clearCount == clears else { return end(.cleared) }
-                let end = min(samples.count, offset + slice)
-                samples.withUnsafeBytes { raw in
-                    stream.enqueueNow(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mixFormat: mixFormat)
+                let upper = min(samples.count, offset + slice)
+                let queued = samples.withUnsafeBytes { raw in
+                    stream.enqueueNow(
+                        UnsafeRawBufferPointer(rebasing: raw[offset..<upper]), format: format, mixFormat: mixFormat,
+                        unlessClearedSince: clears)
                 }
-                offset = end
+                guard queued else { return end(.cleared) }
+                offset = upper
             }
             stream.finishInput()
             end(.queued)

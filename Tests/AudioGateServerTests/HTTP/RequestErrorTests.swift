@@ -23,6 +23,36 @@ struct RequestErrorTests {
         }
     }
 
+    @Test("a query parameter the route does not take is a 400 naming it, on HTTP and on a WebSocket upgrade")
+    func unknownParameters() async throws {
+        let (server, app) = TestServer.make()
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let cases: [(method: String, path: String, name: String)] = [
+                ("GET", "/v1/status?verbose=1", "verbose"),
+                ("GET", "/healthz?x=1", "x"),
+                ("POST", "/v1/say?rate=16000", "rate"),
+                ("POST", "/v1/playback?stream=a&loop=true", "loop"),
+                ("DELETE", "/v1/playback?streams=a", "streams"),
+                ("GET", "/v1/capture?rate=16000&chunkms=20", "chunkms"),
+            ]
+            for (method, path, name) in cases {
+                let response = try Curl.request(port: port, path: path, method: method, body: method == "POST" ? "{}" : nil)
+                #expect(response.status == 400, "\(method) \(path): \(response.body)")
+                #expect(response.body.contains("bad_parameter") && response.body.contains("'\(name)'"), "\(method) \(path): \(response.body)")
+            }
+            for path in ["/v1/capture?rate=16000&chunkms=20", "/v1/playback?stream=a&role=music"] {
+                let upgrade = try Curl.request(port: port, path: path, headers: Curl.upgrade)
+                #expect(upgrade.status == 400, "\(path): \(upgrade.body)")
+                #expect(upgrade.body.contains("bad_parameter"), "\(path): \(upgrade.body)")
+            }
+            #expect(server.engine.mixer.queuedMilliseconds == 0)
+            // Documented parameters, and `token`, still pass.
+            #expect(try Curl.request(port: port, path: "/v1/status?token=unused").status == 200)
+            #expect(try Curl.request(port: port, path: "/v1/playback?stream=a&rate=16000&channels=1&format=s16le").status == 200)
+        }
+    }
+
     @Test("a body labelled audio/wav that is not WAV is refused and nothing plays")
     func mislabelledWAV() async throws {
         let (server, app) = TestServer.make()

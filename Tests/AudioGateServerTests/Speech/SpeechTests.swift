@@ -39,6 +39,60 @@ struct SpeechTests {
         }
     }
 
+    @Test("the stream comes from ?stream= as on the playback endpoints; a different body stream is a 400")
+    func streamFromQuery() async throws {
+        let (server, app) = PlaybackServer.make()
+        try await app.test(.live) { client in
+            await TestServer.waitForPlayback(server)
+            let response = try await client.execute(
+                uri: "/v1/say?stream=from-query", method: .post, body: ByteBuffer(string: #"{"text":"Hello there."}"#))
+            #expect(response.status == .ok, "\(response.json)")
+            #expect(response.json["stream"] as? String == "from-query")
+            #expect(server.engine.mixer.existingStream("from-query") != nil)
+            #expect(server.engine.mixer.existingStream("default") == nil)
+            let same = try await client.execute(
+                uri: "/v1/say?stream=both", method: .post, body: ByteBuffer(string: #"{"text":"Hi.","stream":"both"}"#))
+            #expect(same.status == .ok, "\(same.json)")
+            let conflict = try await client.execute(
+                uri: "/v1/say?stream=one", method: .post, body: ByteBuffer(string: #"{"text":"Hi.","stream":"two"}"#))
+            #expect(conflict.status == .badRequest)
+            #expect(((conflict.json["error"] as? [String: Any])?["message"] as? String)?.contains("'stream'") == true)
+            let bad = try await client.execute(uri: "/v1/say?stream=bad%20name", method: .post, body: ByteBuffer(string: #"{"text":"Hi."}"#))
+            #expect(bad.status == .badRequest)
+        }
+    }
+
+    @Test("a clear drops the rest of a long text, and the texts queued after it on that stream")
+    func clearDropsQueuedSpeech() async throws {
+        let (server, app) = PlaybackServer.make()
+        try await app.test(.live) { client in
+            await TestServer.waitForPlayback(server)
+            let text = String(repeating: "The gateway keeps every client served while a long text is spoken. ", count: 50)
+            let body = ByteBuffer(string: "{\"text\":\"\(text)\"}")
+            let first = try await client.execute(uri: "/v1/say?stream=long", method: .post, body: body)
+            #expect(first.status == .ok, "\(first.json)")
+            let second = try await client.execute(uri: "/v1/say?stream=long", method: .post, body: body)
+            #expect(second.status == .ok, "\(second.json)")
+            let duration = try #require(first.json["duration_ms"] as? Int)
+            #expect(duration > 120_000, "duration_ms \(duration)")
+            // The stream holds at most its queue bound, not both texts.
+            let stream = try #require(server.engine.mixer.existingStream("long"))
+            #expect(stream.queuedMilliseconds <= 61_000, "queued \(stream.queuedMilliseconds) ms")
+            let flush = try await client.execute(uri: "/v1/playback?stream=long", method: .delete)
+            #expect(flush.status == .ok)
+            // Nothing of either text is queued after the clear, not even the slice that was waiting for room.
+            for _ in 0..<15 {
+                try await Task.sleep(for: .milliseconds(100))
+                #expect(stream.queuedMilliseconds == 0, "queued \(stream.queuedMilliseconds) ms after the clear")
+            }
+            // Both feeds ended: a new text on the stream is queued at once, not after them.
+            let third = try await client.execute(uri: "/v1/say?stream=long", method: .post, body: ByteBuffer(string: #"{"text":"Again."}"#))
+            #expect(third.status == .ok, "\(third.json)")
+            let queued = await Poll.until(seconds: 2) { stream.queuedMilliseconds > 0 || server.engine.mixer.existingStream("long") !== stream }
+            #expect(queued != nil, "the text after the clear was not queued")
+        }
+    }
+
     @Test("empty, oversized and malformed requests are refused with JSON; voices are listed")
     func refusals() async throws {
         let (server, app) = PlaybackServer.make()
