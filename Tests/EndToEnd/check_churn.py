@@ -2,14 +2,19 @@
 """Connection churn soak: the server's memory must not grow with connections or requests.
 
 For each kind (capture WebSocket, playback WebSocket bare and with audio + mark + clear, POST of
-100 ms of silence, GET /v1/status as a control) it reads the server's RSS, runs thousands of
-connections, reads RSS again and fails when a kind grew by more than the threshold per connection.
-Expects a release build; builds nothing.
+100 ms of silence, POST of 200 ms of MP3, Ogg Opus, FLAC and WebM Opus made with ffmpeg at the
+start, POST /v1/say, Wyoming mic and snd connections, GET /v1/status as a control) it reads the
+server's RSS, runs thousands of connections, reads RSS again and fails when a kind grew by more
+than the threshold per connection. Every connection must succeed (status 200, the events
+expected). Expects a release build; builds nothing.
 
 Every WebSocket leaves a cancelled auto-ping sleep behind that holds a few hundred bytes until its
-timer fires (up to 30 s after the close). So all kinds first run a warm-up as large as the measured
-run, the check waits for those timers, and the measured runs then reuse that memory: what still
-grows is kept for good.
+timer fires (up to 30 s after the close). So the WebSocket kinds first run a warm-up as large as the
+measured run, the check waits for those timers, and the measured runs then reuse that memory: what
+still grows is kept for good. The compressed uploads and /v1/say warm up as long too: their work
+runs on the decoder and speech threads, whose heap takes thousands of requests to reach its
+high-water mark. Plain HTTP and Wyoming connections warm up with 500, which also load what is
+loaded once on first use.
 
     .venv/bin/python Tests/EndToEnd/check_churn.py [--binary .build/release/audiogate] [--count 5000]
 """
@@ -19,10 +24,15 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import tempfile
 import time
 
 import websockets
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import async_read_event, async_write_event
+from wyoming.info import Describe, Info
+from wyoming.snd import Played
 
 import e2e
 
@@ -32,13 +42,56 @@ DESCRIPTIONS = {
     "playback_ws": "playback WebSocket: connect, close",
     "playback_ws_audio": "playback WebSocket: 100 ms of audio, a mark, a clear",
     "post_playback": "`POST /v1/playback` of 100 ms, then `DELETE`",
+    "post_mp3": "`POST /v1/playback` of 200 ms of MP3, then `DELETE`",
+    "post_ogg": "`POST /v1/playback` of 200 ms of Ogg Opus, then `DELETE`",
+    "post_flac": "`POST /v1/playback` of 200 ms of FLAC, then `DELETE`",
+    "post_webm": "`POST /v1/playback` of 200 ms of WebM Opus, then `DELETE`",
+    "say": "`POST /v1/say` of one word on its own stream, then `DELETE`",
+    "wyoming_mic": "Wyoming mic: connect, `audio-start`, `describe` answered with `info`, close",
+    "wyoming_snd": "Wyoming snd: `audio-start`, 100 ms `audio-chunk`, `audio-stop`, `played`, close",
     "get_status": "`GET /v1/status` (control)",
 }
-RESULTS = []  # (kind, KB per connection, steal %) of the measured runs
-KINDS = ["capture_ws", "playback_ws", "playback_ws_audio", "post_playback", "get_status"]
+RESULTS = []  # (kind, KB per connection, connections, steal %) of the measured runs
+KINDS = ["capture_ws", "playback_ws", "playback_ws_audio", "post_playback", "post_mp3", "post_ogg", "post_flac",
+         "post_webm", "say", "wyoming_mic", "wyoming_snd", "get_status"]
 WEBSOCKET_KINDS = {"capture_ws", "playback_ws", "playback_ws_audio"}
+# Kinds whose work runs on the decoder and speech threads: their heap takes a few thousand requests
+# to reach its high-water mark (1 to 3 MB above a 500-request warm-up), so they warm up as long as
+# the WebSocket kinds.
+THREADED_KINDS = {"post_mp3", "post_ogg", "post_flac", "post_webm", "say"}
+# Kinds measured over another number of connections than --count, and their name in the Markdown.
+# A Wyoming snd connection waits for its 100 ms to be heard, so it runs fewer (2000 of 5000: RSS is
+# read in KB, so they still resolve a growth well under 0.3 KB each). The RSS of the threaded kinds
+# moves by up to 1 MB between readings with no trend (each upload is decoded on a thread of its own,
+# espeak-ng's buffers come and go from the heap), so they run twice as many.
+COUNT_SCALE = {"wyoming_snd": 0.4} | {kind: 2 for kind in THREADED_KINDS}
+# Short names of those kinds for the Markdown.
+SHORT = {"post_mp3": "MP3", "post_ogg": "Ogg", "post_flac": "FLAC", "post_webm": "WebM", "say": "`/v1/say`",
+         "wyoming_snd": "Wyoming snd"}
 # 100 ms of 24 kHz mono s16le silence: the playback defaults.
 SILENCE = bytes(4800)
+# The compressed uploads: content type, and how ffmpeg encodes 200 ms of a 440 Hz tone into it.
+COMPRESSED = {
+    "post_mp3": ("audio/mpeg", "mp3", ["-c:a", "libmp3lame", "-b:a", "64k"]),
+    "post_ogg": ("audio/ogg", "ogg", ["-c:a", "libopus", "-b:a", "32k"]),
+    "post_flac": ("audio/flac", "flac", ["-c:a", "flac"]),
+    "post_webm": ("audio/webm", "webm", ["-c:a", "libopus", "-b:a", "32k"]),
+}
+MEDIA = {}  # kind -> the file's bytes, made by make_media
+WYOMING_PORTS = {}  # "mic"/"snd" -> port
+# 100 ms of 16 kHz mono s16le silence for the Wyoming snd kind.
+WYOMING_AUDIO = bytes(3200)
+
+
+def make_media(directory):
+    """200 ms of a tone in each compressed format, encoded by ffmpeg."""
+    for kind, (_, extension, codec) in COMPRESSED.items():
+        path = pathlib.Path(directory) / f"tone.{extension}"
+        subprocess.run(
+            ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi",
+             "-i", "sine=frequency=440:sample_rate=48000:duration=0.2", "-ac", "1", *codec, str(path)],
+            check=True)
+        MEDIA[kind] = path.read_bytes()
 
 
 def rss_kb(pid):
@@ -99,11 +152,71 @@ async def one(kind, port, worker):
         # Flush so thousands of uploads never fill the stream's queue (it plays in real time).
         status, body = await http(port, "DELETE", f"/v1/playback?stream=churn-{worker}")
         assert status == 200, (status, body)
+    elif kind in COMPRESSED:
+        status, body = await http(
+            port, "POST", f"/v1/playback?stream=churn-{worker}", MEDIA[kind], COMPRESSED[kind][0])
+        assert status == 200, (status, body)
+        # Decoded whole: 200 ms, give or take an encoder's padding.
+        assert 150 <= json.loads(body)["duration_ms"] <= 260, body
+        status, body = await http(port, "DELETE", f"/v1/playback?stream=churn-{worker}")
+        assert status == 200, (status, body)
+    elif kind == "say":
+        status, body = await http(
+            port, "POST", "/v1/say", json.dumps({"text": "churn", "stream": f"churn-{worker}"}).encode(),
+            "application/json")
+        assert status == 200, (status, body)
+        assert json.loads(body)["duration_ms"] > 0, body
+        status, body = await http(port, "DELETE", f"/v1/playback?stream=churn-{worker}")
+        assert status == 200, (status, body)
+    elif kind == "wyoming_mic":
+        reader, writer = await asyncio.open_connection(HOST, WYOMING_PORTS["mic"])
+        try:
+            start = await async_read_event(reader)
+            assert start is not None and AudioStart.is_type(start.type), start
+            await async_write_event(Describe().event(), writer)
+            # Audio chunks may come before the answer.
+            while True:
+                event = await async_read_event(reader)
+                assert event is not None, "the mic connection closed before info"
+                if Info.is_type(event.type):
+                    break
+        finally:
+            writer.close()
+            await wait_closed(writer)
+    elif kind == "wyoming_snd":
+        reader, writer = await asyncio.open_connection(HOST, WYOMING_PORTS["snd"])
+        try:
+            await async_write_event(AudioStart(rate=16000, width=2, channels=1).event(), writer)
+            await async_write_event(AudioChunk(rate=16000, width=2, channels=1, audio=WYOMING_AUDIO).event(), writer)
+            await async_write_event(AudioStop().event(), writer)
+            played = await async_read_event(reader)
+            assert played is not None and Played.is_type(played.type), played
+        finally:
+            writer.close()
+            await wait_closed(writer)
     elif kind == "get_status":
         status, body = await http(port, "GET", "/v1/status")
         assert status == 200, (status, body)
     else:
         raise ValueError(kind)
+
+
+async def wait_closed(writer):
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass
+
+
+def count_of(kind, args):
+    """Measured connections of `kind`."""
+    return max(1, round(args.count * COUNT_SCALE.get(kind, 1)))
+
+
+def warmup_of(kind, args):
+    """Connections of `kind` before any RSS reading."""
+    full = count_of(kind, args) if args.warmup is None else args.warmup
+    return full if kind in WEBSOCKET_KINDS | THREADED_KINDS else min(full, 500)
 
 
 async def run(kind, port, count, concurrency):
@@ -123,7 +236,9 @@ async def settle(port):
     for _ in range(100):
         status, body = await http(port, "GET", "/v1/status")
         state = json.loads(body)
-        if status == 200 and state["capture"]["subscribers"] == 0 and state["playback"]["streams"] == 0:
+        wyoming = state["wyoming"]
+        if (status == 200 and state["capture"]["subscribers"] == 0 and state["playback"]["streams"] == 0
+                and wyoming["mic_clients"] == 0 and wyoming["snd_clients"] == 0):
             break
         await asyncio.sleep(0.05)
     # Gives the last connections' tasks time to unwind after they left the status.
@@ -134,14 +249,15 @@ async def measure(kind, server, port, args):
     before = rss_kb(server.process.pid)
     steal_before = e2e.cpu_sample()
     started = time.monotonic()
-    await run(kind, port, args.count, args.concurrency)
+    count = count_of(kind, args)
+    await run(kind, port, count, args.concurrency)
     elapsed = time.monotonic() - started
     await settle(port)
     after = rss_kb(server.process.pid)
     steal = e2e.steal_percent(steal_before, e2e.cpu_sample())
-    per = (after - before) / args.count
+    per = (after - before) / count
     print(
-        f"{kind}: {per:+.2f} KB per connection ({args.count} connections, RSS {before / 1024:.1f} -> "
+        f"{kind}: {per:+.2f} KB per connection ({count} connections, RSS {before / 1024:.1f} -> "
         f"{after / 1024:.1f} MB; {elapsed:.1f} s, steal {steal:.1f}%)", flush=True)
     return per, steal
 
@@ -153,11 +269,12 @@ async def quiesce(port, args):
 
 
 async def main_async(args, server, port):
-    warmup = args.warmup if args.warmup is not None else args.count
     for kind in args.kinds:
-        # Plain HTTP leaves no timers behind: a short warm-up is enough.
-        await run(kind, port, warmup if kind in WEBSOCKET_KINDS else min(warmup, 500), args.concurrency)
-    print(f"warm-up: {warmup} connections per kind", flush=True)
+        # See warmup_of; the warm-up also loads what is loaded once (espeak-ng's voice data, the codecs).
+        before = rss_kb(server.process.pid)
+        await run(kind, port, warmup_of(kind, args), args.concurrency)
+        print(f"warm-up {kind}: {warmup_of(kind, args)} connections, RSS {before / 1024:.1f} -> "
+              f"{rss_kb(server.process.pid) / 1024:.1f} MB", flush=True)
     await quiesce(port, args)
     for index, kind in enumerate(args.kinds):
         per, steal = await measure(kind, server, port, args)
@@ -166,7 +283,7 @@ async def main_async(args, server, port):
             await quiesce(port, args)
             per, steal = await measure(kind, server, port, args)
         e2e.check(per <= args.threshold, f"{kind}: grows {per:+.2f} KB per connection (at most {args.threshold})")
-        RESULTS.append((kind, per, steal))
+        RESULTS.append((kind, per, count_of(kind, args), steal))
         # The next kind starts without another kind's pending timers.
         if kind in WEBSOCKET_KINDS and index + 1 < len(args.kinds):
             await quiesce(port, args)
@@ -179,8 +296,13 @@ def main():
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     # RSS moves by a few hundred KB between readings whatever the server does: over 5000 connections
     # that noise stays near 0.1 KB each, well under the threshold a real leak crosses.
-    parser.add_argument("--count", type=int, default=5000, help="measured connections per kind")
-    parser.add_argument("--warmup", type=int, help="connections per kind before any RSS reading (default: --count)")
+    parser.add_argument(
+        "--count", type=int, default=5000,
+        help="measured connections per kind (0.4 times as many Wyoming snd, twice as many compressed uploads and /v1/say)")
+    parser.add_argument(
+        "--warmup", type=int,
+        help="connections per kind before any RSS reading (default: as many as measured; at most 500 for plain HTTP "
+             "and Wyoming)")
     parser.add_argument(
         "--timer-seconds", type=float, default=31, help="wait for closed WebSockets' auto-ping timers (30 s) to fire")
     parser.add_argument("--concurrency", type=int, default=4)
@@ -191,8 +313,12 @@ def main():
     if not os.access(args.binary, os.X_OK):
         raise SystemExit(f"check-churn: {args.binary} not found; build it first (swift build -c release)")
     data_dir = tempfile.mkdtemp(prefix="audiogate-churn-")
+    make_media(data_dir)
     steal_start = e2e.cpu_sample()
-    server = e2e.Server(args.binary, args.device, data_dir=data_dir)
+    WYOMING_PORTS.update(mic=e2e.free_port(), snd=e2e.free_port())
+    server = e2e.Server(args.binary, args.device, data_dir=data_dir,
+                        extra=["--wyoming-mic-port", str(WYOMING_PORTS["mic"]),
+                               "--wyoming-snd-port", str(WYOMING_PORTS["snd"])])
     print(f"check-churn: {args.binary} on {args.device}, port {server.port}", flush=True)
     try:
         if e2e.check(server.start(capture=True, seconds=20), "the server starts and captures"):
@@ -202,12 +328,21 @@ def main():
         shutil.rmtree(data_dir, ignore_errors=True)
     print(f"steal over the run: {e2e.steal_percent(steal_start, e2e.cpu_sample()):.1f}%")
     if args.markdown:
+        counts = {}
+        for kind, _, count, _ in RESULTS:
+            if count != args.count:
+                counts.setdefault(count, []).append(SHORT[kind])
+        other = [f"{count} of {', '.join(names[:-1]) + ' and ' if len(names) > 1 else ''}{names[-1]}"
+                 for count, names in counts.items()]
+        plain = min(args.warmup if args.warmup is not None else args.count, 500)
         lines = ["## Memory under connection churn", "",
                  f"`Tests/EndToEnd/check_churn.py` against the release build on the `{args.device}` card: "
-                 f"RSS after a warm-up of as many connections, then after {args.count} more of each kind "
-                 f"({args.concurrency} at a time). Fails above {args.threshold} KB per connection.", "",
+                 f"RSS after a warm-up (as many connections as measured for the WebSocket kinds, the compressed "
+                 f"uploads and `/v1/say`; {plain} for the others), then after {args.count} more of each kind"
+                 + (f" ({', '.join(other)})" if other else "")
+                 + f", {args.concurrency} at a time. Fails above {args.threshold} KB per connection.", "",
                  "| kind | growth per connection | steal |", "| --- | --- | --- |"]
-        lines += [f"| {DESCRIPTIONS[kind]} | {per:+.2f} KB | {steal:.1f}% |" for kind, per, steal in RESULTS]
+        lines += [f"| {DESCRIPTIONS[kind]} | {per:+.2f} KB | {steal:.1f}% |" for kind, per, _, steal in RESULTS]
         args.markdown.write_text("\n".join(lines) + "\n")
     e2e.finish()
 
