@@ -12,6 +12,7 @@ import asyncio
 import json
 import pathlib
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -61,8 +62,16 @@ async def attempt(args):
 LONG_TEXT = " ".join(["The gateway keeps every client served while a long text is being spoken."] * 52)
 
 
-async def http(port, method, path, body=b"", content_type="application/json"):
-    """One request on a fresh connection; returns (status, parsed JSON body, seconds to the answer)."""
+async def http(port, method, path, body=b"", content_type="application/json", timeout=8):
+    """One request on a fresh connection; returns (status, parsed JSON body, seconds to the answer),
+    status None when no answer came within `timeout` seconds."""
+    try:
+        return await asyncio.wait_for(_http(port, method, path, body, content_type), timeout)
+    except (asyncio.TimeoutError, OSError):
+        return None, None, timeout
+
+
+async def _http(port, method, path, body, content_type):
     started = time.monotonic()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
@@ -106,8 +115,11 @@ async def attempt_speech(args, work):
         await asyncio.sleep(1.5)
         started = time.monotonic()
         server.process.send_signal(signal.SIGTERM)
-        answers = await asyncio.wait_for(asyncio.gather(*waiting), timeout=10)
-        exit_code = await asyncio.to_thread(server.process.wait, 5)
+        answers = await asyncio.gather(*waiting)
+        try:
+            exit_code = await asyncio.to_thread(server.process.wait, 5)
+        except subprocess.TimeoutExpired:
+            exit_code = None
         elapsed = time.monotonic() - started
     finally:
         if server.running():
