@@ -7,8 +7,8 @@ public final class WorkerThread: Sendable {
     public let name: String
     private let finished = OneShot<Void>()
 
-    /// Starts `body` on a new thread with a 1 MiB stack.
-    public init(name: String, body: @escaping @Sendable () -> Void) {
+    /// Starts `body` on a new thread (1 MiB of stack unless `stackSize` says more).
+    public init(name: String, stackSize: Int = 1 << 20, body: @escaping @Sendable () -> Void) {
         self.name = name
         let finished = finished
         let thread = Thread {
@@ -17,7 +17,7 @@ public final class WorkerThread: Sendable {
             body()
             finished.fulfill(())
         }
-        thread.stackSize = 1 << 20
+        thread.stackSize = stackSize
         thread.start()
     }
 

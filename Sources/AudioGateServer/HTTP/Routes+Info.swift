@@ -1,5 +1,6 @@
 import AudioGateDevices
 import Hummingbird
+import NIOPosix
 
 extension AudioGateServer {
     func addInfoRoutes(to router: Router<AudioGateRequestContext>) {
@@ -10,7 +11,10 @@ extension AudioGateServer {
             try JSONResponse.make(info())
         }
         router.get("/v1/devices") { _, _ in
-            try JSONResponse.make(DevicesResponse(devices: DeviceList.all()))
+            // ALSA's device hints read its configuration and ask each plugin (pulse connects to
+            // its server): never on an event loop.
+            let devices = try await NIOThreadPool.singleton.runIfActive { DeviceList.all() }
+            return try JSONResponse.make(DevicesResponse(devices: devices))
         }
         router.get("/v1/status") { _, _ -> Response in
             // The level is live audio: a reader keeps (or gets) the capture device running.

@@ -12,23 +12,22 @@ enum CompressedPlayback {
         container: AudioContainer, queue: ByteQueue, stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat,
         startNanoseconds: UInt64
     ) async -> StreamingDecoder.Outcome {
-        await withCheckedContinuation { continuation in
-            let thread = Thread {
-                Thread.current.name = "ag-decode"
-                let decoder = StreamingDecoder(container: container, queue: queue)
-                var probed = false
-                let outcome = decoder.run { samples, rate, channels in
+        let outcome = OneShot<StreamingDecoder.Outcome>()
+        let thread = WorkerThread(name: "ag-decode", stackSize: stackSize) {
+            let decoder = StreamingDecoder(container: container, queue: queue)
+            var probed = false
+            outcome.fulfill(
+                decoder.run { samples, rate, channels in
                     if !probed {
                         probed = true
                         stream.addLatencyProbe(position: stream.position, startNanoseconds: startNanoseconds)
                     }
                     try stream.enqueueBlocking(
                         samples, rate: rate, channels: channels, mixFormat: mixFormat, isCancelled: { queue.isCancelled })
-                }
-                continuation.resume(returning: outcome)
-            }
-            thread.stackSize = stackSize
-            thread.start()
+                })
         }
+        await thread.join()
+        // Set before the thread's body returned.
+        return outcome.value!
     }
 }
