@@ -58,42 +58,6 @@ async def attempt(args):
     return dict(exit_code=exit_code, seconds=round(elapsed, 2), close_codes=codes)
 
 
-# About 3,900 characters: some 3.5 minutes of speech, far more than a stream's 60 s queue holds.
-LONG_TEXT = " ".join(["The gateway keeps every client served while a long text is being spoken."] * 52)
-
-
-async def http(port, method, path, body=b"", content_type="application/json", timeout=8):
-    """One request on a fresh connection; returns (status, parsed JSON body, seconds to the answer),
-    status None when no answer came within `timeout` seconds."""
-    try:
-        return await asyncio.wait_for(_http(port, method, path, body, content_type), timeout)
-    except (asyncio.TimeoutError, OSError):
-        return None, None, timeout
-
-
-async def _http(port, method, path, body, content_type):
-    started = time.monotonic()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n")
-        writer.write(head.encode() + body)
-        await writer.drain()
-        response = await reader.read()
-    finally:
-        writer.close()
-    elapsed = time.monotonic() - started
-    status_line, _, rest = response.partition(b"\r\n")
-    parts = status_line.split()
-    if len(parts) < 2:
-        return None, None, elapsed
-    payload = rest.partition(b"\r\n\r\n")[2]
-    try:
-        return int(parts[1]), json.loads(payload or b"null"), elapsed
-    except ValueError:
-        return int(parts[1]), payload[:200], elapsed
-
-
 async def attempt_speech(args, work):
     """SIGTERM while speech and uploads are queued or waited for."""
     server = e2e.Server(args.binary, args.device)
@@ -101,16 +65,16 @@ async def attempt_speech(args, work):
         check(False, "check-shutdown: the server did not start")
         e2e.finish()
     port = server.port
-    say = json.dumps({"text": LONG_TEXT}).encode()
+    say = json.dumps({"text": e2e.LONG_TEXT}).encode()
     tone = work / "tone.wav"
     e2e.write_wav(tone, e2e.tone(440, 70, 24000), 24000)
     try:
-        first = await http(port, "POST", "/v1/say?stream=speech", say)
-        second = await http(port, "POST", "/v1/say?stream=speech", say)
+        first = await e2e.http(port, "POST", "/v1/say?stream=speech", say)
+        second = await e2e.http(port, "POST", "/v1/say?stream=speech", say)
         waiting = [
-            asyncio.create_task(http(port, "POST", "/v1/say?stream=speech&wait=true", say)),
-            asyncio.create_task(http(port, "POST", "/v1/say?stream=other&wait=true", say)),
-            asyncio.create_task(http(port, "POST", "/v1/playback?stream=tone&wait=true", tone.read_bytes(), "audio/wav")),
+            asyncio.create_task(e2e.http(port, "POST", "/v1/say?stream=speech&wait=true", say)),
+            asyncio.create_task(e2e.http(port, "POST", "/v1/say?stream=other&wait=true", say)),
+            asyncio.create_task(e2e.http(port, "POST", "/v1/playback?stream=tone&wait=true", tone.read_bytes(), "audio/wav")),
         ]
         await asyncio.sleep(1.5)
         started = time.monotonic()

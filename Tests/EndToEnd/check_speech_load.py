@@ -18,21 +18,6 @@ from e2e import check
 CLIENTS = 10
 SECONDS = 10
 GAP_LIMIT_MS = 60
-# About 3,900 characters: minutes of speech, more than a stream's queue holds.
-LONG_TEXT = " ".join(["The gateway keeps every client served while a long text is being spoken."] * 52)
-
-
-async def request(port, method, path, body=b""):
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write((f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
-                      f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
-        await writer.drain()
-        response = await reader.read()
-    finally:
-        writer.close()
-    parts = response.partition(b"\r\n")[0].split()
-    return int(parts[1]) if len(parts) > 1 else None
 
 
 async def client(port, arrivals, stop):
@@ -58,18 +43,15 @@ async def attempt(args):
         clients = [asyncio.create_task(client(port, arrivals[n], stop)) for n in range(CLIENTS)]
         await asyncio.sleep(1)
         window_start = time.monotonic()
-        says = [asyncio.create_task(request(port, "POST", "/v1/say", json.dumps({"text": LONG_TEXT}).encode()))
+        says = [asyncio.create_task(e2e.http(port, "POST", "/v1/say", json.dumps({"text": e2e.LONG_TEXT}).encode(), timeout=15))
                 for _ in range(3)]
         while time.monotonic() - window_start < SECONDS:
-            statuses["voices"].append(await request(port, "GET", "/v1/voices"))
+            statuses["voices"].append((await e2e.http(port, "GET", "/v1/voices"))[0])
             await asyncio.sleep(0.1)
         window_end = time.monotonic()
         # Answered once synthesized: a server that answers only when the speech is queued never
         # gets there within the check.
-        done, pending = await asyncio.wait(says, timeout=15)
-        statuses["say"] = [task.result() if task in done and not task.exception() else None for task in says]
-        for task in pending:
-            task.cancel()
+        statuses["say"] = [status for status, _, _ in await asyncio.gather(*says)]
         stop.set()
         await asyncio.wait(clients, timeout=2)
         for task in clients:

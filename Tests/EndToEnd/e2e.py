@@ -6,6 +6,7 @@ A check in this folder imports it as `import e2e` (Python puts a script's own fo
 so `python Tests/EndToEnd/check_x.py` works from anywhere); scripts elsewhere add this folder to
 sys.path first.
 """
+import asyncio
 import json
 import os
 import pathlib
@@ -140,6 +141,42 @@ def attempts(busy_limit=None):
 
 
 # ---- the server under test
+
+# About 3,900 characters for `/v1/say`: minutes of speech, far more than a stream's 60 s queue holds.
+LONG_TEXT = " ".join(["The gateway keeps every client served while a long text is being spoken."] * 52)
+
+
+async def http(port, method, path, body=b"", content_type="application/json", timeout=8):
+    """One request on a fresh connection (asyncio): (status, JSON body or raw bytes, seconds to the
+    answer); status None when no answer came within `timeout` seconds."""
+
+    async def exchange():
+        started = time.monotonic()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+                    f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n")
+            writer.write(head.encode() + body)
+            await writer.drain()
+            response = await reader.read()
+        finally:
+            writer.close()
+        elapsed = time.monotonic() - started
+        status_line, _, rest = response.partition(b"\r\n")
+        parts = status_line.split()
+        if len(parts) < 2:
+            return None, None, elapsed
+        payload = rest.partition(b"\r\n\r\n")[2]
+        try:
+            return int(parts[1]), json.loads(payload or b"null"), elapsed
+        except ValueError:
+            return int(parts[1]), payload[:200], elapsed
+
+    try:
+        return await asyncio.wait_for(exchange(), timeout)
+    except (asyncio.TimeoutError, OSError):
+        return None, None, timeout
+
 
 def free_port():
     with socket.socket() as s:
