@@ -53,6 +53,8 @@ final class VoiceChannel: Sendable {
     private let inbox: Mutex<Inbox>
     private let worker: Mutex<Worker>
     private let wake = DispatchSemaphore(value: 0)
+    /// The processing thread; it ends after `close`.
+    private let thread = Mutex<WorkerThread?>(nil)
     private let nanosecondsPerFrame: Double
     /// Reference further than this from the timeline re-syncs it (device reopen, xrun, a jump).
     static let resyncMilliseconds = 20.0
@@ -84,12 +86,7 @@ final class VoiceChannel: Sendable {
                 reference: [Float](repeating: 0, count: frameSize),
                 encoded: [UInt8](repeating: 0, count: frameSize * format.sampleFormat.bytesPerSample),
                 fifo: RingBuffer(capacity: frameSize * 4)))
-        let thread = Thread { [self] in
-            Thread.current.name = "ag-voice"
-            run()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
+        thread.withLock { $0 = WorkerThread(name: "ag-voice") { [self] in run() } }
     }
 
     // MARK: - Capture thread
