@@ -43,7 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Stop a device nobody has used for this many milliseconds until it is needed again, as PulseAudio suspends an idle sink; 0 keeps both devices running. [env AUDIOGATE_DEVICE_IDLE_MS]")
     var deviceIdleMs: Int = Environment.int("device-idle-ms") ?? 5000
 
-    @Option(help: "Resampler quality: fastest, medium or best (speexdsp quality 5, 7 or 10). [env AUDIOGATE_RESAMPLER]")
+    @Option(help: "Resampler quality: fastest (a built-in polyphase filter for whole-number ratios, speexdsp quality 5 otherwise), medium or best (speexdsp 7 or 10). [env AUDIOGATE_RESAMPLER]")
     var resampler: String = Environment.string("resampler") ?? "fastest"
 
     @Option(help: "Most capture clients at once (WebSocket and HTTP); more get 429. [env AUDIOGATE_MAX_CAPTURE_CLIENTS]")
