@@ -154,7 +154,12 @@ def attempt(binary, port, screenshot):
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         # Its own process group, so the browser can be ended as a whole.
-        service = Service(shutil.which("chromedriver"), popen_kw={"start_new_session": True})
+        # A home of its own: Chromium keeps crash reports and dconf state there, never in the user's.
+        home = work / "home"
+        home.mkdir(exist_ok=True)
+        service = Service(shutil.which("chromedriver"), popen_kw={"start_new_session": True},
+                          env=dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                                   XDG_CACHE_HOME=str(home / ".cache")))
         driver = webdriver.Chrome(service=service, options=options)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": SCHEME}]})

@@ -13,6 +13,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -205,15 +206,19 @@ def add_binary_argument(parser):
 class Server:
     """`audiogate serve` on a free 127.0.0.1 port (or `port`): start() waits until /healthz answers
     (and, with capture=True, until capture runs); stop() ends it with SIGTERM, killing it when it
-    does not exit within 5 s. Its output goes to the terminal, or to the file `log`."""
+    does not exit within 5 s. Its output goes to the terminal, or to the file `log`. Without
+    `data_dir` its recordings go to a temporary folder removed by stop(), never to the user's home."""
 
     def __init__(self, binary, device="pulse", *, data_dir=None, port=None, log_level=LOG_LEVEL, log=None,
                  extra=()):
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         argv = [str(binary), "serve", "--device", device, "--host", "127.0.0.1", "--port", str(self.port)]
-        if data_dir is not None:
-            argv += ["--data-dir", str(data_dir)]
+        self.scratch = None
+        if data_dir is None:
+            self.scratch = tempfile.TemporaryDirectory(prefix="audiogate-e2e-")
+            data_dir = self.scratch.name
+        argv += ["--data-dir", str(data_dir)]
         if log_level:
             argv += ["--log-level", log_level]
         self.argv = argv + list(extra)
@@ -265,14 +270,16 @@ class Server:
         return wait_for(calm, seconds)
 
     def stop(self):
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.scratch is not None and (self.process is None or self.process.poll() is not None):
+            self.scratch.cleanup()
+            self.scratch = None
 
 
 # ---- what the test card hears, and what plays into it
