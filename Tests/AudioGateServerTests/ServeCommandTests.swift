@@ -10,6 +10,10 @@ struct ServeCommandTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestServer.binary)
         process.arguments = arguments
+        // Recordings of a server under test go to a scratch folder, never the user's home.
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-serve-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        process.environment = ProcessInfo.processInfo.environment.merging(["AUDIOGATE_DATA_DIR": data.path]) { $1 }
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
