@@ -1,5 +1,4 @@
 import AudioGateCore
-import Dispatch
 import Synchronization
 
 /// Whether anyone needs a device: a loop whose device nobody has used for `idleMilliseconds` stops
@@ -13,7 +12,7 @@ public final class DeviceDemand: Sendable {
     private let pending = Atomic<Bool>(false)
     private let parked = Atomic<Bool>(false)
     private let lastTouch = Atomic<UInt64>(0)
-    private let wakeup = DispatchSemaphore(value: 0)
+    private let wakeup = ThreadWakeup()
 
     public init(idleMilliseconds: Int) {
         self.idleMilliseconds = max(0, idleMilliseconds)

@@ -52,7 +52,7 @@ final class VoiceChannel: Sendable {
     private let echo: EchoReference
     private let inbox: Mutex<Inbox>
     private let worker: Mutex<Worker>
-    private let wake = DispatchSemaphore(value: 0)
+    private let wake = ThreadWakeup()
     /// The processing thread; it ends after `close`.
     private let thread = Mutex<WorkerThread?>(nil)
     private let nanosecondsPerFrame: Double
