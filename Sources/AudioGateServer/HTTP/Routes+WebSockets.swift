@@ -47,8 +47,7 @@ extension AudioGateServer {
                 }
             case "/v1/playback":
                 guard let parameters = try? PlaybackParameters(query: dictionary) else { return .dontUpgrade }
-                // Compressed audio goes to a decoder thread through the socket's reader.
-                let frames = parameters.container == nil ? PlaybackFrameHandler.install(on: channel) : nil
+                guard let frames = PlaybackFrameHandler.install(on: channel) else { return .dontUpgrade }
                 return .upgrade(headers) { inbound, outbound, context in
                     try await PlaybackSocket(
                         mixer: mixer, parameters: parameters, maxMessageBytes: maxMessageBytes, frames: frames,

@@ -1,16 +1,15 @@
 import AudioGateCore
-import Foundation
 
 /// Runs a `StreamingDecoder` on its own thread (never an event loop or the device thread),
-/// feeding what it decodes into a playback stream.
+/// feeding what it decodes into a playback stream through `ingest`.
 enum CompressedPlayback {
     /// Stack for a decoder thread: libav's decoders keep some tables on the stack.
     static let stackSize = 2 * 1024 * 1024
 
-    /// Decodes `queue` into `stream`; returns when the input ended, failed or was cancelled.
+    /// Decodes `queue` into `ingest` and finishes the ingest; returns when the input ended, failed
+    /// or was cancelled (by `queue.cancel()`, or by a clear when the ingest ends at one).
     static func decode(
-        container: AudioContainer, queue: ByteQueue, stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat,
-        startNanoseconds: UInt64
+        container: AudioContainer, queue: ByteQueue, ingest: PlaybackIngest, startNanoseconds: UInt64
     ) async -> StreamingDecoder.Outcome {
         let outcome = OneShot<StreamingDecoder.Outcome>()
         let thread = WorkerThread(name: "ag-decode", stackSize: stackSize) {
@@ -20,14 +19,19 @@ enum CompressedPlayback {
                 decoder.run { samples, rate, channels in
                     if !probed {
                         probed = true
-                        stream.addLatencyProbe(position: stream.position, startNanoseconds: startNanoseconds)
+                        ingest.probeLatency(startNanoseconds: startNanoseconds)
                     }
-                    try stream.enqueueBlocking(
-                        samples, rate: rate, channels: channels, mixFormat: mixFormat, isCancelled: { queue.isCancelled })
+                    let queued = try ingest.writeBlocking(
+                        samples, rate: rate, channels: channels, wakeup: queue.readerWakeup,
+                        isCancelled: { queue.isCancelled })
+                    if !queued { throw CancellationError() }
                 })
         }
         await thread.join()
         // Set before the thread's body returned.
-        return outcome.value!
+        let result = outcome.value!
+        // A file that played to its end (or to a decode error) hands over the resampler's tail.
+        if result.frames > 0, result.error?.code != .cancelled { ingest.finish() }
+        return result
     }
 }

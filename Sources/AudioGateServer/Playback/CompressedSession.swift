@@ -2,39 +2,37 @@ import AudioGateCore
 
 /// One compressed file arriving over a playback WebSocket: its byte queue and the decoder thread
 /// playing it. A mark or the end of the socket ends the file; a clear abandons it.
-struct CompressedSession {
+final class CompressedSession: Sendable {
     let container: AudioContainer
     let queue: ByteQueue
-    let decoding: Task<StreamingDecoder.Outcome, Never>
+    /// Set once the decoder thread has stopped.
+    let outcome = OneShot<StreamingDecoder.Outcome>()
 
     init(container: AudioContainer, stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat) {
         self.container = container
         let queue = ByteQueue()
         self.queue = queue
         let start = MonotonicClock.nowNanoseconds()
-        decoding = Task {
-            await CompressedPlayback.decode(
-                container: container, queue: queue, stream: stream, mixFormat: mixFormat, startNanoseconds: start)
+        // The file ends at a clear: the decoder's next slice after one is refused, so nothing of it
+        // is heard after the barge-in even before the cancel reaches the thread.
+        let ingest = PlaybackIngest(
+            stream: stream, format: AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le), mixFormat: mixFormat,
+            endsAtClear: true, countsBytes: false)
+        let outcome = outcome
+        Task {
+            outcome.fulfill(
+                await CompressedPlayback.decode(container: container, queue: queue, ingest: ingest, startNanoseconds: start))
         }
     }
 
-    /// Hands bytes to the decoder (waiting while its queue is full); false once the decoder stopped.
-    func write(_ bytes: [UInt8]) async throws -> Bool {
-        guard !queue.isReaderGone else { return false }
-        try await queue.write(bytes)
-        return true
-    }
-
-    /// The file is complete: waits until everything in it was decoded and queued.
-    func finish() async -> StreamingDecoder.Outcome {
+    /// The file is complete: the decoder sees its end once it has read everything.
+    func finish() {
         queue.finish()
-        return await decoding.value
     }
 
     /// Drops the file: the decoder stops at once.
-    func cancel() async {
+    func cancel() {
         queue.cancel()
-        _ = await decoding.value
     }
 
     /// The error event for an outcome, if decoding stopped early.

@@ -7,7 +7,7 @@ extension PlaybackFrameHandler {
     /// before the first frame is decoded; call while the upgrade is being decided, on the event loop.
     ///
     /// Returns the handler, bound to the event loop, for `PlaybackSocket` to attach; nil when the
-    /// pipeline cannot take it (the socket then reads every message itself).
+    /// pipeline cannot take it (the socket is then not upgraded).
     static func install(on channel: any Channel) -> NIOLoopBound<PlaybackFrameHandler>? {
         let handler = PlaybackFrameHandler()
         do {

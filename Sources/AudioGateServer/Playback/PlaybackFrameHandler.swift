@@ -2,87 +2,78 @@ import AudioGateCore
 import NIOCore
 import NIOWebSocket
 
-/// The `/v1/playback` socket's steady path: takes whole-frame PCM messages, marks and clears on the
-/// event loop as they are decoded, so a chunk reaches its stream without a task switch.
+/// The `/v1/playback` socket's one read path: every message (whole or in fragments, PCM split
+/// anywhere, base64 audio in text, compressed files, marks and clears) is decoded here, on the
+/// event loop, and fed to the stream's ingest in order. Control frames go on to the socket's
+/// reader (Hummingbird answers pings and the close), in their place in the conversation.
 ///
-/// It sits between the frame decoder and the socket's async reader (`PlaybackSocket`), which still
-/// handles everything else. Control frames pass through. The first message this path does not
-/// take as it is (a fragment, a piece of a frame, more than one slice, extension bits) is passed on
-/// with everything after it, for good: the reader then sees the rest of the conversation in order.
+/// Back-pressure: while the stream's queue is above its high watermark (or a compressed file's
+/// decoder is behind), the rest of the message waits and the socket is not read; the device
+/// thread's pull that takes the queue below the low watermark schedules `resume` on this loop.
 ///
-/// Until `attach` names the stream, messages are held and reading stops; while the stream's queue
-/// is above its limit, messages are held, reading stops, and the queue is checked every 20 ms, as
-/// the reader's own wait does.
+/// Everything here is confined to the channel's event loop (`preconditionInEventLoop` in debug).
 final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    /// Where taken messages go.
+    /// Where messages go, and what the socket waits on.
     struct Target: Sendable {
-        let stream: PlaybackStream
+        let ingest: PlaybackIngest
         let listener: PlaybackListener
-        let format: AudioFormat
+        /// `?format=mp3|ogg|flac|webm`: audio is pieces of a compressed file.
+        let container: AudioContainer?
         let mixFormat: @Sendable () -> AudioFormat
+        /// Largest message, fragments counted together; larger ones close the socket with 1009.
+        let maxMessageBytes: Int
+        /// Set once everything up to the client's close (or the connection's end) has been taken,
+        /// a compressed file's last audio included.
+        let done = OneShot<Void>()
     }
 
-    enum Mode {
-        /// Installed, the socket's reader not yet running.
-        case waiting
-        case taking(Target)
-        /// Everything goes to the reader.
-        case passing
+    /// What stops the handler from taking the next message.
+    enum Wait {
+        /// The stream is full: audio left of the current message waits for room.
+        case room(ByteBuffer)
+        /// The compressed file's decoder is behind: these bytes wait for room in its queue.
+        case decoder(ByteBuffer)
+        /// A compressed file is being finished; the message that ended it comes next.
+        case fileEnd
     }
 
-    /// What became of one message.
-    private enum Outcome {
-        case taken
-        case full
-        case notMine
-    }
-
-    private var mode = Mode.waiting
-    private var held = CircularBuffer<WebSocketFrame>()
-    private var readPending = false
-    /// Messages went on since the last read-complete: the reader's channel hands its buffer over
-    /// only at a read-complete, so one must follow messages passed on outside a read.
+    var target: Target?
+    var wait: Wait?
+    /// Frames not yet taken, in arrival order.
+    var held = CircularBuffer<WebSocketFrame>()
+    var readPending = false
+    /// The message whose fragments are arriving: its opcode and size so far.
+    var message: (opcode: WebSocketOpcode, bytes: Int)?
+    /// A text message's fragments so far.
+    var text = ByteBuffer()
+    var session: CompressedSession?
+    var context: ChannelHandlerContext?
+    /// Frames went on to the reader since the last read-complete: the reader's channel hands its
+    /// buffer over only at a read-complete, so one must follow frames passed on outside a read.
     private var forwarded = false
-    private var recheck: Scheduled<Void>?
-    private var context: ChannelHandlerContext?
+    private var ended = false
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        recheck?.cancel()
-        recheck = nil
+        session?.cancel()
+        session = nil
         held.removeAll()
-        mode = .passing
+        wait = nil
         self.context = nil
+        target?.done.fulfill(())
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch mode {
-        case .passing:
-            forward(frame, context: context)
-        case .waiting:
-            held.append(frame)
-        case .taking(let target):
-            guard held.isEmpty else { return held.append(frame) }
-            switch take(frame, target: target, context: context) {
-            case .taken:
-                break
-            case .full:
-                held.append(frame)
-                scheduleRecheck(context: context)
-            case .notMine:
-                held.append(frame)
-                pass(context: context)
-            }
-        }
+        held.append(unwrapInboundIn(data))
+        if target != nil, wait == nil, held.count == 1 { drain(context: context) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -91,135 +82,90 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // The reader must still see the close, after everything that came before it.
-        pass(context: context)
+        ended = true
+        if target != nil { drain(context: context) }
         completeRead(context: context)
         context.fireChannelInactive()
     }
 
     func read(context: ChannelHandlerContext) {
-        if held.isEmpty || mode.isPassing {
+        if held.isEmpty, wait == nil {
             context.read()
         } else {
             readPending = true
         }
     }
 
-    /// Starts taking messages for `target`, beginning with those held so far; on the event loop.
+    /// Starts taking messages for `target`, beginning with those held so far.
     func attach(_ target: Target) {
-        guard let context, case .waiting = mode else { return }
-        mode = .taking(target)
+        guard self.target == nil else { return }
+        // Never added behind the frame decoder (the upgrade did not complete): nothing will come.
+        guard let context else {
+            target.done.fulfill(())
+            return
+        }
+        context.eventLoop.preconditionInEventLoop()
+        self.target = target
         drain(context: context)
-        completeRead(context: context)
     }
 
-    /// Stops taking messages (the socket's reader is done with the stream); on the event loop.
-    func detach() {
+    /// The reason to wait is gone (room in the stream or the decoder's queue, a file finished).
+    func resume() {
         guard let context else { return }
-        pass(context: context)
+        drain(context: context)
+    }
+
+    /// Takes held frames until one has to wait; then reads on when nothing is held.
+    func drain(context: ChannelHandlerContext) {
+        context.eventLoop.preconditionInEventLoop()
+        guard let target else { return }
+        if let waiting = wait {
+            wait = nil
+            guard resumeWaiting(waiting, target: target, context: context) else { return completeRead(context: context) }
+        }
+        while wait == nil, let frame = held.popFirst() {
+            take(frame, target: target, context: context)
+        }
+        if wait == nil, held.isEmpty {
+            if ended { finishConnection(target: target, context: context) }
+            if readPending {
+                readPending = false
+                context.read()
+            }
+        }
         completeRead(context: context)
     }
 
-    private func drain(context: ChannelHandlerContext) {
-        guard case .taking(let target) = mode else { return }
-        while let frame = held.first {
-            switch take(frame, target: target, context: context) {
-            case .taken:
-                held.removeFirst()
-            case .full:
-                scheduleRecheck(context: context)
-                return
-            case .notMine:
-                return pass(context: context)
-            }
+    /// The connection ended (closed or the client's close passed on): ends a compressed file as
+    /// the end of its input, then tells the socket everything was taken.
+    private func finishConnection(target: Target, context: ChannelHandlerContext) {
+        guard session == nil else {
+            return endFile(target: target, context: context) { _ in target.done.fulfill(()) }
         }
-        if readPending {
-            readPending = false
-            context.read()
-        }
+        target.done.fulfill(())
     }
 
-    /// Takes one message (a control frame goes on to the reader), or says it is the reader's.
-    private func take(_ frame: WebSocketFrame, target: Target, context: ChannelHandlerContext) -> Outcome {
-        switch frame.opcode {
-        case .ping, .pong, .connectionClose:
-            forward(frame, context: context)
-            return .taken
-        case .binary, .text:
-            guard frame.fin, !frame.rsv1, !frame.rsv2, !frame.rsv3 else { return .notMine }
-        default:
-            return .notMine
-        }
-        if frame.opcode == .text {
-            var bytes = frame.unmaskedPayload
-            guard let message = target.listener.decode(bytes.readString(length: bytes.readableBytes) ?? "") else {
-                return .taken
-            }
-            switch message {
-            case .mark(let name):
-                target.stream.addMark(name, listener: target.listener)
-                return .taken
-            case .clear:
-                target.stream.clear()
-                return .taken
-            case .audio(let data):
-                return data.withUnsafeBytes { queue($0, target: target) }
-            }
-        }
-        let data = frame.unmaskedPayload
-        return data.withUnsafeReadableBytes { queue($0, target: target) }
-    }
-
-    private func queue(_ bytes: UnsafeRawBufferPointer, target: Target) -> Outcome {
-        let bytesPerFrame = target.format.bytesPerFrame
-        // The reader carries partial frames over and waits between the slices of a long message.
-        guard bytes.count % bytesPerFrame == 0, bytes.count / bytesPerFrame <= PlaybackStream.sliceFrames(target.format)
-        else { return .notMine }
-        guard target.stream.hasRoom else { return .full }
-        target.stream.enqueueNow(bytes, format: target.format, mixFormat: target.mixFormat)
-        return .taken
-    }
-
-    /// Hands everything held to the reader, and passes all later messages on.
-    private func pass(context: ChannelHandlerContext) {
-        guard !mode.isPassing else { return }
-        mode = .passing
-        recheck?.cancel()
-        recheck = nil
-        while let frame = held.popFirst() { forward(frame, context: context) }
-        if readPending {
-            readPending = false
-            context.read()
-        }
-    }
-
-    private func scheduleRecheck(context: ChannelHandlerContext) {
-        guard recheck == nil else { return }
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        recheck = context.eventLoop.scheduleTask(in: .milliseconds(20)) {
-            let handler = loopBound.value
-            handler.recheck = nil
-            guard let context = handler.context else { return }
-            handler.drain(context: context)
-            handler.completeRead(context: context)
-        }
-    }
-
-    private func forward(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
+    func forward(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
         forwarded = true
         context.fireChannelRead(wrapInboundOut(frame))
     }
 
-    /// Ends a batch of messages passed on outside a read.
-    private func completeRead(context: ChannelHandlerContext) {
+    /// Ends a batch of frames passed on outside a read.
+    func completeRead(context: ChannelHandlerContext) {
         guard forwarded else { return }
         forwarded = false
         context.fireChannelReadComplete()
     }
-}
 
-extension PlaybackFrameHandler.Mode {
-    var isPassing: Bool {
-        if case .passing = self { true } else { false }
+    /// Closes the socket with `code` (a message too large, a broken fragment sequence).
+    func fail(_ code: WebSocketErrorCode, context: ChannelHandlerContext) {
+        held.removeAll()
+        wait = nil
+        session?.cancel()
+        session = nil
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
+        context.close(promise: nil)
     }
 }

@@ -1,204 +1,64 @@
 import AudioGateCore
 import AudioGateDevices
-import Foundation
 
 extension PlaybackStream {
-    /// Queues client PCM (whole frames of `format`), waiting for room while the queue is above its
-    /// limit so a fast client is slowed by TCP flow control instead of filling memory.
-    ///
-    /// Returns the client frames queued. Throws `CancellationError` when the caller goes away.
-    func enqueue(_ bytes: [UInt8], format: AudioFormat, mixFormat: @Sendable () -> AudioFormat) async throws -> Int {
-        let bytesPerFrame = format.bytesPerFrame
-        let usable = bytes.count - bytes.count % bytesPerFrame
-        guard usable > 0 else { return 0 }
-        let sliceBytes = Self.sliceFrames(format) * bytesPerFrame
-        var offset = 0
-        while offset < usable {
-            try await waitForRoom()
-            let end = min(usable, offset + sliceBytes)
-            _ = bytes.withUnsafeBytes { raw in
-                enqueueNow(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mixFormat: mixFormat)
-            }
-            offset = end
-        }
-        return usable / bytesPerFrame
+    /// What a producer learns before it converts a slice: whether the queue has room, and how many
+    /// clears there have been (a clear since its last look resets its converter).
+    func admission() -> (hasRoom: Bool, clears: Int) {
+        state.withLock { ($0.queue.hasRoom, $0.timeline.clears) }
     }
 
-    /// Queues at most one slice of whole frames at once; the caller saw `hasRoom`, so it fits.
-    ///
-    /// With `unlessClearedSince`, queues nothing (and returns false) when the stream was cleared
-    /// since `clearCount` had that value; the check and the copy are one step under the input lock,
-    /// so a clear never lets a producer's next slice through.
-    @discardableResult
-    func enqueueNow(
-        _ raw: UnsafeRawBufferPointer, format: AudioFormat, mixFormat: @Sendable () -> AudioFormat,
-        unlessClearedSince clears: Int? = nil
-    ) -> Bool {
-        guard !raw.isEmpty else { return true }
-        guard push(raw, format: format, mix: mixFormat(), unlessClearedSince: clears) else { return false }
-        metrics.bytesIn.increment(by: Int64(raw.count))
-        return true
-    }
-
-    /// Client frames one `enqueueNow` may take: the ring has room for the limit plus one of these.
-    static func sliceFrames(_ format: AudioFormat) -> Int {
-        max(1, Int(Double(format.rate) * sliceSeconds))
-    }
-
-    /// Whether the queue is below its limit.
-    var hasRoom: Bool {
-        let (frames, rate) = queued
-        return frames < limitSeconds * rate
-    }
-
-    /// How many times the stream was cleared.
-    var clearCount: Int { queue.withLock { $0.clears } }
-
-    /// Suspends while the queue holds more than the limit.
-    func waitForRoom() async throws {
-        while !hasRoom {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    /// The stream position just after everything handed to `enqueue` so far (resampler latency included).
-    var position: UInt64 {
-        input.withLock { state in
-            let ratio = state.clientRate > 0 ? Double(state.mixRate) / Double(state.clientRate) : 1
-            return state.segmentBase + UInt64((Double(state.segmentInputFrames) * ratio).rounded())
-        }
-    }
-
-    /// Converts and queues one slice. Runs under the input lock; takes the queue lock only to copy.
-    @discardableResult
-    func push(_ raw: UnsafeRawBufferPointer, format: AudioFormat, mix: AudioFormat, unlessClearedSince clears: Int? = nil) -> Bool {
-        input.withLock { state in
-            if let clears, queue.withLock({ $0.clears }) != clears { return false }
-            prepare(&state, client: format, mix: mix)
-            let frames = raw.count / format.bytesPerFrame
-            let sampleCount = frames * format.channels
-            if state.decoded.count < sampleCount { state.decoded = [Float](repeating: 0, count: sampleCount) }
-            state.decoded.withUnsafeMutableBufferPointer { decoded in
-                _ = SampleConversion.decode(raw, format: format.sampleFormat, into: decoded)
-            }
-            state.segmentInputFrames += UInt64(frames)
-            convertAndQueue(&state, frames: frames, endOfInput: false)
-            return true
-        }
-    }
-
-    /// Resamples `frames` decoded client frames, remixes them and appends them to the ring.
-    private func convertAndQueue(_ state: inout InputState, frames: Int, endOfInput: Bool) {
-        guard let resampler = state.resampler else { return }
-        let clientChannels = state.clientChannels
-        let outputCapacity = resampler.maximumOutputFrames(forInputFrames: frames)
-        if state.resampled.count < outputCapacity * clientChannels {
-            state.resampled = [Float](repeating: 0, count: outputCapacity * clientChannels)
-        }
-        let produced = state.decoded.withUnsafeBufferPointer { decoded in
-            state.resampled.withUnsafeMutableBufferPointer { resampled in
-                resampler.process(
-                    UnsafeBufferPointer(rebasing: decoded[0..<(frames * clientChannels)]),
-                    into: UnsafeMutableBufferPointer(rebasing: resampled[0..<(outputCapacity * clientChannels)]),
-                    endOfInput: endOfInput)
-            }
-        }
-        guard produced > 0 else { return }
-        let mixChannels = state.mixChannels
-        if state.remixed.count < produced * mixChannels {
-            state.remixed = [Float](repeating: 0, count: produced * mixChannels)
-        }
-        let remixedFrames = state.resampled.withUnsafeBufferPointer { resampled in
-            state.remixed.withUnsafeMutableBufferPointer { remixed in
-                ChannelMixer.remix(
-                    UnsafeBufferPointer(rebasing: resampled[0..<(produced * clientChannels)]), from: clientChannels,
-                    to: mixChannels, into: remixed)
-            }
-        }
+    /// Queues converted samples of `mix` (a slice admitted by `admission`); returns whether the
+    /// queue still has room. With `unlessClearedSince`, queues nothing (and returns nil) when the
+    /// stream was cleared since `clears` had that value: the check and the copy are one step.
+    func append(_ samples: UnsafeBufferPointer<Float>, mix: AudioFormat, unlessClearedSince clears: Int?) -> Bool? {
         let now = MonotonicClock.nowNanoseconds()
-        var underrun = false
-        state.remixed.withUnsafeBufferPointer { remixed in
-            // Owned by the input lock holder for the duration of the copy into the ring.
-            let handoff = LentBuffer(UnsafeBufferPointer(rebasing: remixed[0..<(remixedFrames * mixChannels)]))
-            queue.withLock { queue in
-                let written = queue.ring.write(handoff.readOnly)
-                queue.queuedTotal += UInt64(written / mixChannels)
-                queue.drainPending = true
-                if !queue.active && queue.startPendingSince == nil { queue.startPendingSince = now }
-                if let dry = queue.dry {
-                    if queue.boundary < dry.position, now &- dry.nanoseconds < Self.underrunWindowNanoseconds {
-                        queue.underruns += 1
-                        underrun = true
-                    }
-                    queue.dry = nil
-                }
+        // The producer's converter owns the samples for the duration of the copy.
+        let handoff = LentBuffer(samples)
+        let result: (Bool?, Bool, WaiterList.Wakes) = state.withLock { state in
+            if let clears, state.timeline.clears != clears { return (nil, false, .none) }
+            var wakes = WaiterList.Wakes.none
+            if !state.queue.matches(mix) {
+                let (dropped, woken) = state.queue.reformat(mix)
+                state.timeline.skip(dropped)
+                wakes = woken
             }
+            let written = state.queue.write(handoff.readOnly)
+            let underrun = state.timeline.queued(written, at: now)
+            return (state.queue.hasRoom, underrun, wakes)
         }
-        if underrun { metrics.underruns.increment() }
+        result.2.run()
+        if result.1 { metrics.underruns.increment() }
+        return result.0
     }
 
-    /// Builds or rebuilds the resampler and the ring when the client or the mix format changed.
-    private func prepare(_ state: inout InputState, client: AudioFormat, mix: AudioFormat) {
-        let mixChanged = state.mixRate != mix.rate || state.mixChannels != mix.channels
-        let clientChanged = state.clientRate != client.rate || state.clientChannels != client.channels
-        guard mixChanged || clientChanged || state.resampler == nil else { return }
-        if !mixChanged, state.resampler != nil {
-            // Same output: let the old converter finish its tail so the switch is seamless.
-            convertAndQueue(&state, frames: 0, endOfInput: true)
-        }
-        if mixChanged {
-            let limitSeconds = self.limitSeconds
-            queue.withLock { queue in
-                if queue.rate != mix.rate || queue.channels != mix.channels {
-                    queue.flushedByReformat += UInt64(queue.ring.count / max(queue.channels, 1))
-                    let skipped = UInt64(queue.ring.count / max(queue.channels, 1))
-                    queue.renderedTotal += skipped
-                    queue.ring = Self.makeRing(mix, limitSeconds: limitSeconds)
-                    queue.rate = mix.rate
-                    queue.channels = mix.channels
-                }
-            }
-        }
-        state.resampler = try? Resampler(
-            inputRate: client.rate, outputRate: mix.rate, channels: client.channels, quality: quality)
-        state.clientRate = client.rate
-        state.clientChannels = client.channels
-        state.mixRate = mix.rate
-        state.mixChannels = mix.channels
-        state.segmentBase = queue.withLock { $0.queuedTotal }
-        state.segmentInputFrames = 0
+    /// The position just after what is queued plus `pending` frames a producer's converter still
+    /// holds.
+    func position(pending: UInt64) -> UInt64 {
+        state.withLock { $0.timeline.queuedTotal + pending }
     }
 
-    /// The end of an upload: flushes the resampler's tail and marks a boundary (running dry after
-    /// it is not an underrun).
-    func finishInput() {
-        input.withLock { state in
-            if state.resampler != nil {
-                convertAndQueue(&state, frames: 0, endOfInput: true)
-                state.resampler?.reset()
-                state.segmentBase = queue.withLock { $0.queuedTotal }
-                state.segmentInputFrames = 0
-            }
-            queue.withLock { queue in
-                queue.boundary = queue.queuedTotal
-                queue.startNow = !queue.ring.isEmpty
-            }
+    /// Nothing more is coming soon from one producer (the end of an upload): running dry after
+    /// what is queued is no underrun, and it starts playing without the jitter buffer.
+    func placeBoundary() {
+        state.withLock { state in
+            state.timeline.placeBoundary(at: state.timeline.queuedTotal, queueEmpty: state.queue.isEmpty)
         }
     }
 
-    /// Asks for `listener` to be told when everything queued so far has been heard.
-    func addMark(_ name: String, listener: PlaybackListener) {
-        let position = self.position
-        queue.withLock { queue in
-            queue.marks.append(PendingMark(position: position, name: name, listener: listener.id))
-            queue.boundary = min(position, queue.queuedTotal)
-            queue.startNow = !queue.ring.isEmpty
+    /// Asks for `listener` to be told when everything queued so far, and `pending` frames a
+    /// producer's converter still holds, has been heard.
+    func addMark(_ name: String, listener: PlaybackListener, pending: UInt64) {
+        state.withLock { state in
+            let position = state.timeline.queuedTotal + pending
+            state.timeline.marks.append(.init(position: position, name: name, listener: listener.id))
+            state.timeline.placeBoundary(at: position, queueEmpty: state.queue.isEmpty)
         }
     }
 
     /// Measures the time from `startNanoseconds` until the frame at `position` is heard.
     func addLatencyProbe(position: UInt64, startNanoseconds: UInt64) {
-        queue.withLock { $0.probes.append(LatencyProbe(position: position, startNanoseconds: startNanoseconds)) }
+        state.withLock { $0.timeline.probes.append(.init(position: position, startNanoseconds: startNanoseconds)) }
     }
 
     /// Flushes the stream (barge-in): queued audio is dropped, what the card already has is heard.
@@ -207,39 +67,55 @@ extension PlaybackStream {
     @discardableResult
     func clear() -> (playedMilliseconds: Int, flushedMilliseconds: Int) {
         let now = MonotonicClock.nowNanoseconds()
-        let (event, listeners, result): (PlaybackEvent, [PlaybackListener], (Int, Int)) = input.withLock { state in
-            state.resampler?.reset()
-            let result = queue.withLock { queue in
-                let channels = max(queue.channels, 1)
-                let flushed = UInt64(queue.ring.count / channels)
-                queue.ring.removeAll()
-                let played = queue.renderedTotal - queue.clearBase
-                queue.renderedTotal += flushed
-                queue.clearBase = queue.renderedTotal
-                queue.clears += 1
-                queue.marks.removeAll()
-                queue.probes.removeAll()
-                queue.dry = nil
-                queue.active = false
-                queue.startPendingSince = nil
-                queue.startNow = false
-                if queue.recordCount > 0 {
-                    let last = queue.records[(queue.recordHead + queue.recordCount - 1) % queue.records.count]
-                    queue.clearProbe = (last.deviceStart + last.count, now)
-                }
-                let rate = Double(max(queue.rate, 1))
-                let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
-                return (
-                    PlaybackEvent.cleared(
-                        playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed), renderedFrame: queue.clearBase),
-                    queue.listeners, (ms(played), ms(flushed))
-                )
-            }
-            state.segmentBase = queue.withLock { $0.queuedTotal }
-            state.segmentInputFrames = 0
-            return result
+        let (event, listeners, result, wakes) = state.withLock { state in
+            let (flushed, wakes) = state.queue.removeAll()
+            let played = state.timeline.clear(flushed: flushed, at: now)
+            let rate = Double(max(state.queue.rate, 1))
+            let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
+            return (
+                PlaybackEvent.cleared(
+                    playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed),
+                    renderedFrame: state.timeline.clearBase),
+                state.listeners, (ms(played), ms(flushed)), wakes
+            )
         }
+        wakes.run()
         for listener in listeners { listener.send(event) }
         return result
+    }
+
+    // MARK: - Waiting for room
+
+    /// Registers `wake` for when the queue falls to its low watermark; nil when it has room now.
+    func whenRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
+        state.withLock { $0.queue.waitForRoom(wake) }
+    }
+
+    /// Forgets a `whenRoom` registration whose producer stopped waiting.
+    func cancelWait(_ id: Int) {
+        state.withLock { $0.queue.cancelWait(id) }
+    }
+
+    /// Suspends while the queue is above its high watermark, until the device takes it to the low one.
+    func waitForRoom() async throws {
+        let room = OneShot<Void>()
+        guard let id = whenRoom({ room.fulfill(()) }) else { return }
+        do {
+            try await room.wait()
+        } catch {
+            cancelWait(id)
+            throw error
+        }
+    }
+
+    /// Blocks the calling producer thread the same way; `wakeup` is also signalled when its work is
+    /// cancelled, and `isCancelled` says so.
+    func waitForRoom(wakeup: ThreadWakeup, isCancelled: () -> Bool) throws(CancellationError) {
+        while true {
+            if isCancelled() { throw CancellationError() }
+            guard let id = whenRoom({ wakeup.signal() }) else { return }
+            wakeup.wait()
+            cancelWait(id)
+        }
     }
 }

@@ -45,7 +45,11 @@ extension PlaybackUpload {
         if parameters.wait { stream.addListener(listener) }
         defer { if parameters.wait { stream.removeListener(listener) } }
 
-        let startPosition = stream.position
+        // The decoder names the format of each frame it hands over.
+        let ingest = PlaybackIngest(
+            stream: stream, format: AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le),
+            mixFormat: mixer.mixFormatProvider, countsBytes: false)
+        let startPosition = ingest.position
         let queue = ByteQueue()
         _ = queue.offer(head)
         var received = head.count
@@ -53,8 +57,7 @@ extension PlaybackUpload {
         // request (graceful shutdown) stops it through the queue.
         let outcome = try await withTaskCancellationHandler {
             async let decoded = CompressedPlayback.decode(
-                container: container, queue: queue, stream: stream, mixFormat: mixer.mixFormatProvider,
-                startNanoseconds: startNanoseconds)
+                container: container, queue: queue, ingest: ingest, startNanoseconds: startNanoseconds)
             do {
                 // Stops early when the decoder gave up: the rest of the body would only be dropped.
                 while !ended, !queue.isReaderGone {
@@ -81,8 +84,7 @@ extension PlaybackUpload {
             if error.code == .cancelled { throw CancellationError() }
             throw APIError(codec: error, container: container)
         }
-        stream.finishInput()
-        let endPosition = stream.position
+        let endPosition = ingest.position
         var answer = CompressedAnswer(
             stream: stream.name, durationMs: Int(outcome.milliseconds.rounded()),
             queuedMs: Int(stream.queuedMilliseconds.rounded()), format: container.rawValue, sourceRate: outcome.rate,
@@ -93,7 +95,7 @@ extension PlaybackUpload {
                 code: error.code.rawValue, message: error.message, atMs: Int(outcome.milliseconds.rounded()))
         }
         if parameters.wait {
-            answer.playedMs = try await Self.waitUntilHeard(listener: listener, stream: stream, start: startPosition, end: endPosition)
+            answer.playedMs = try await Self.waitUntilHeard(listener: listener, ingest: ingest, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
     }

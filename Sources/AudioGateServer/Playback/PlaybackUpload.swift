@@ -71,55 +71,47 @@ struct PlaybackUpload {
         if parameters.wait { stream.addListener(listener) }
         defer { if parameters.wait { stream.removeListener(listener) } }
 
-        let startPosition = stream.position
-        let mixFormat = mixer.mixFormatProvider
-        let bytesPerFrame = format.bytesPerFrame
-        var pending = head
-        var frames = 0
+        let ingest = PlaybackIngest(stream: stream, format: format, mixFormat: mixer.mixFormatProvider)
+        let startPosition = ingest.position
         var probed = false
-        func flush(final: Bool) async throws {
-            var whole = pending.count - pending.count % bytesPerFrame
-            if let left = remaining { whole = min(whole, left - left % bytesPerFrame) }
-            guard whole > 0 else {
-                if final { pending.removeAll() }
-                return
+        func queue(_ buffer: ByteBuffer) async throws {
+            var buffer = buffer
+            if let left = remaining {
+                if buffer.readableBytes > left { buffer = buffer.getSlice(at: buffer.readerIndex, length: left)! }
+                remaining = left - buffer.readableBytes
             }
+            guard buffer.readableBytes > 0 else { return }
             if !probed {
                 probed = true
-                stream.addLatencyProbe(position: stream.position, startNanoseconds: startNanoseconds)
+                ingest.probeLatency(startNanoseconds: startNanoseconds)
             }
-            let chunk = Array(pending[0..<whole])
-            pending.removeFirst(whole)
-            if let left = remaining { remaining = left - whole }
-            frames += try await stream.enqueue(chunk, format: format, mixFormat: mixFormat)
+            _ = try await ingest.write(buffer)
         }
-        try await flush(final: false)
+        try await queue(ByteBuffer(bytes: head))
         while !ended, remaining.map({ $0 > 0 }) ?? true {
             guard let buffer = try await body.next() else { break }
-            pending.append(contentsOf: buffer.readableBytesView)
-            // Small network pieces are batched into at least 10 ms so each write converts a useful amount.
-            if pending.count >= max(bytesPerFrame, format.rate / 100 * bytesPerFrame) { try await flush(final: false) }
+            try await queue(buffer)
         }
-        try await flush(final: true)
+        let frames = ingest.frames
         guard frames > 0 else { throw APIError(.badBody, "the body holds no audio frames") }
-        stream.finishInput()
-        let endPosition = stream.position
+        ingest.finish()
+        let endPosition = ingest.position
 
         var answer = Answer(
             stream: stream.name, durationMs: Int((format.milliseconds(forFrames: frames)).rounded()),
             queuedMs: Int(stream.queuedMilliseconds.rounded()))
         if parameters.wait {
             answer.playedMs = try await Self.waitUntilHeard(
-                listener: listener, stream: stream, start: startPosition, end: endPosition)
+                listener: listener, ingest: ingest, start: startPosition, end: endPosition)
         }
         return try JSONResponse.make(answer)
     }
 
     /// Waits for the mark placed at the end of this upload (or a clear); returns ms of it heard.
     /// Throws `CancellationError` when the wait was cut short (graceful shutdown): that is no answer.
-    static func waitUntilHeard(listener: PlaybackListener, stream: PlaybackStream, start: UInt64, end: UInt64) async throws -> Int {
-        stream.addMark("upload-end", listener: listener)
-        let rate = Double(max(stream.queued.rate, 1))
+    static func waitUntilHeard(listener: PlaybackListener, ingest: PlaybackIngest, start: UInt64, end: UInt64) async throws -> Int {
+        ingest.mark("upload-end", listener: listener)
+        let rate = Double(max(ingest.stream.queued.rate, 1))
         for await event in listener.events {
             switch event {
             case .mark:

@@ -19,11 +19,7 @@ extension AudioGateServer {
             return try await playback.run(speech, wait: parameters.wait)
         }
         router.get("/v1/voices") { _, _ in
-            do {
-                return try JSONResponse.make(["voices": try await SpeechSynthesizer.shared.engine().voices])
-            } catch let error as SpeechError {
-                throw APIError(speech: error)
-            }
+            try JSONResponse.make(["voices": try await SpeechSynthesizer.shared.engine().voices])
         }
     }
 }

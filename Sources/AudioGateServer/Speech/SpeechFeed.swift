@@ -19,12 +19,11 @@ struct SpeechFeed: Sendable {
     }
 
     let samples: [UInt8]
-    let format: AudioFormat
     let stream: PlaybackStream
     let mixer: PlaybackMixer
     let synthesizer: SpeechSynthesizer
-    /// The stream's clear count when the text was accepted: a clear after it drops the text.
-    let clears: Int
+    /// The way into the stream; it ends at a clear after the text was accepted, which drops the text.
+    let ingest: PlaybackIngest
     /// The feed of the text accepted before this one on the same stream, if it may still run.
     var after: OneShot<Outcome>?
     /// Set when the feed ends.
@@ -32,36 +31,22 @@ struct SpeechFeed: Sendable {
 
     init(samples: [UInt8], format: AudioFormat, stream: PlaybackStream, mixer: PlaybackMixer, synthesizer: SpeechSynthesizer) {
         self.samples = samples
-        self.format = format
         self.stream = stream
         self.mixer = mixer
         self.synthesizer = synthesizer
-        clears = stream.clearCount
+        ingest = PlaybackIngest(stream: stream, format: format, mixFormat: mixer.mixFormatProvider, endsAtClear: true)
     }
 
-    /// Queues the samples a slice at a time as the stream has room, then marks its input finished;
-    /// stops at a clear of the stream, so a barge-in silences the rest of the text too.
+    /// Queues the samples as the stream has room, then finishes its input; stops at a clear of the
+    /// stream, so a barge-in silences the rest of the text too.
     func run() async {
         if let after {
             do { _ = try await after.wait() } catch { return end(.cancelled) }
         }
-        let slice = PlaybackStream.sliceFrames(format) * format.bytesPerFrame
-        let mixFormat = mixer.mixFormatProvider
-        stream.addLatencyProbe(position: stream.position, startNanoseconds: MonotonicClock.nowNanoseconds())
+        ingest.probeLatency(startNanoseconds: MonotonicClock.nowNanoseconds())
         do {
-            var offset = 0
-            while offset < samples.count {
-                try await stream.waitForRoom()
-                let upper = min(samples.count, offset + slice)
-                let queued = samples.withUnsafeBytes { raw in
-                    stream.enqueueNow(
-                        UnsafeRawBufferPointer(rebasing: raw[offset..<upper]), format: format, mixFormat: mixFormat,
-                        unlessClearedSince: clears)
-                }
-                guard queued else { return end(.cleared) }
-                offset = upper
-            }
-            stream.finishInput()
+            guard try await ingest.write(samples) else { return end(.cleared) }
+            ingest.finish()
             end(.queued)
         } catch {
             end(.cancelled)

@@ -20,41 +20,30 @@ struct SpeechPlayback {
     }
 
     func run(_ speech: SpeechRequest, wait: Bool) async throws -> Response {
-        let engine = try await engineOrError()
+        let engine = try await synthesizer.engine()
         guard engine.hasVoice(speech.voice) else {
             throw APIError(speech: SpeechError(.unknownVoice, "no voice '\(speech.voice)'"))
         }
         guard synthesizer.reserve() else {
             throw APIError(.tooManyRequests, "\(SpeechSynthesizer.maximumPending) texts are being spoken; try again shortly")
         }
+        let samples: [UInt8]
         let stream: PlaybackStream
         do {
+            samples = try await synthesizer.synthesize(
+                text: speech.text, voice: speech.voice, wordsPerMinute: speech.wordsPerMinute)
+            guard samples.count >= engine.format.bytesPerFrame else { throw APIError(.badBody, "the text gave no speech") }
             stream = try mixer.acquire(speech.stream)
         } catch {
             synthesizer.release()
             throw error
         }
-        let samples: [UInt8]
-        do {
-            samples = try await synthesizer.synthesize(
-                text: speech.text, voice: speech.voice, wordsPerMinute: speech.wordsPerMinute)
-        } catch {
-            mixer.release(stream)
-            synthesizer.release()
-            if let error = error as? SpeechError { throw APIError(speech: error) }
-            throw error
-        }
         let format = engine.format
-        guard samples.count >= format.bytesPerFrame else {
-            mixer.release(stream)
-            synthesizer.release()
-            throw APIError(.badBody, "the text gave no speech")
-        }
         let listener = PlaybackListener()
         if wait { stream.addListener(listener) }
         defer { if wait { stream.removeListener(listener) } }
-        let startPosition = stream.position
         let feed = SpeechFeed(samples: samples, format: format, stream: stream, mixer: mixer, synthesizer: synthesizer)
+        let startPosition = feed.ingest.position
         guard service.start(feed) else {
             feed.abandon()
             throw APIError(.unavailable, "the server is shutting down")
@@ -69,20 +58,12 @@ struct SpeechPlayback {
         }
         answer.queuedMs = Int(stream.queuedMilliseconds.rounded())
         if wait {
-            let endPosition = stream.position
+            let endPosition = feed.ingest.position
             answer.playedMs = try await cancelWhenGracefulShutdown {
                 try await PlaybackUpload.waitUntilHeard(
-                    listener: listener, stream: stream, start: startPosition, end: endPosition)
+                    listener: listener, ingest: feed.ingest, start: startPosition, end: endPosition)
             }
         }
         return try JSONResponse.make(answer)
-    }
-
-    private func engineOrError() async throws(APIError) -> SpeechSynthesizer.Engine {
-        do {
-            return try await synthesizer.engine()
-        } catch {
-            throw APIError(speech: error)
-        }
     }
 }

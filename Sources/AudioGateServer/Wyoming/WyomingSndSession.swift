@@ -59,9 +59,10 @@ struct WyomingSndSession: Sendable {
         _ inbound: NIOAsyncChannelInboundStream<WyomingEvent>, outbound: NIOAsyncChannelOutboundWriter<WyomingEvent>,
         stream: PlaybackStream, listener: PlaybackListener, owed: Owed
     ) async throws {
-        let mixFormat = mixer.mixFormatProvider
+        let ingest = PlaybackIngest(
+            stream: stream, format: AudioFormat(rate: Self.advertised.rate, channels: Self.advertised.channels, sampleFormat: .s16le),
+            mixFormat: mixer.mixFormatProvider)
         var started: AudioFormat?
-        var carry: [UInt8] = []
         for try await event in inbound {
             switch event.type {
             case WyomingEvent.Kind.describe:
@@ -71,27 +72,21 @@ struct WyomingSndSession: Sendable {
                 try await outbound.write(WyomingEvent(type: WyomingEvent.Kind.pong, data: event.data))
             case WyomingEvent.Kind.audioStart:
                 started = try Self.format(of: event, fallback: nil)
-                carry.removeAll()
+                ingest.dropPartialFrame()
             case WyomingEvent.Kind.audioChunk:
                 let format = try Self.format(of: event, fallback: started)
-                guard var payload = event.payload else { continue }
-                // A chunk that ends mid-frame keeps the partial frame for the next one.
-                var bytes = carry
-                bytes.append(contentsOf: payload.readBytes(length: payload.readableBytes) ?? [])
-                let whole = bytes.count - bytes.count % format.bytesPerFrame
-                carry = Array(bytes[whole...])
-                bytes.removeLast(bytes.count - whole)
-                if !bytes.isEmpty { _ = try await stream.enqueue(bytes, format: format, mixFormat: mixFormat) }
+                // A chunk that ends mid-frame leaves the partial frame in the ingest for the next one.
+                guard let payload = event.payload else { continue }
+                _ = try await ingest.write(payload, format: format)
             case WyomingEvent.Kind.audioStop:
                 let limit = configuration.limits.maxPendingPlayed
                 guard owed.count.load(ordering: .relaxed) < limit else {
                     throw WyomingError(.tooManyPending, "more than \(limit) audio-stop events wait for played")
                 }
-                carry.removeAll()
                 started = nil
-                stream.finishInput()
+                ingest.finish()
                 owed.count.wrappingAdd(1, ordering: .relaxed)
-                stream.addMark("wyoming-played", listener: listener)
+                ingest.mark("wyoming-played", listener: listener)
             case let type where WyomingInfo.protocolEvents.contains(type):
                 logger.debug("wyoming snd ignores '\(type)'")
             default:

@@ -7,11 +7,12 @@ import Testing
 
 @testable import AudioGateServer
 
-/// The event-loop path of `/v1/playback`: what it takes, what it leaves to the socket's reader, and
-/// that the order of a conversation survives the hand-over.
+/// The one read path of `/v1/playback`: every message is decoded on the event loop and fed to the
+/// stream in order; only control frames go on to the socket's reader.
 @Suite("playback messages taken on the event loop")
 struct PlaybackFrameHandlerTests {
     static let format = AudioFormat(rate: 24000, channels: 1, sampleFormat: .s16le)
+    static let mix = AudioFormat(rate: 48000, channels: 2, sampleFormat: .f32le)
 
     /// Counts the reads that get past the handler to the socket.
     final class ReadCounter: ChannelOutboundHandler {
@@ -44,19 +45,22 @@ struct PlaybackFrameHandlerTests {
         let reader = BatchingReader()
         let stream: PlaybackStream
         let listener = PlaybackListener()
+        let target: PlaybackFrameHandler.Target
 
-        init(queueSeconds: Int = 60) throws {
+        init(queueSeconds: Int = 60, maxMessageBytes: Int = 1 << 20) throws {
             var configuration = ServerConfiguration()
             configuration.limits.playbackQueueSeconds = queueSeconds
             let mixer = PlaybackMixer(configuration: configuration, metrics: ServerMetrics(), logger: TestServer.logger)
             stream = try mixer.acquire("test")
             stream.addListener(listener)
+            target = .init(
+                ingest: PlaybackIngest(stream: stream, format: PlaybackFrameHandlerTests.format, mixFormat: { PlaybackFrameHandlerTests.mix }),
+                listener: listener, container: nil, mixFormat: { PlaybackFrameHandlerTests.mix }, maxMessageBytes: maxMessageBytes)
             try channel.pipeline.syncOperations.addHandlers([counter, handler, reader])
         }
 
         func attach() {
-            handler.attach(
-                .init(stream: stream, listener: listener, format: PlaybackFrameHandlerTests.format, mixFormat: { .init(rate: 48000, channels: 2, sampleFormat: .f32le) }))
+            handler.attach(target)
         }
 
         /// Mix frames queued so far.
@@ -73,18 +77,30 @@ struct PlaybackFrameHandlerTests {
             defer { reader.delivered.removeAll() }
             return reader.delivered
         }
+
+        /// Plays `milliseconds` of the queue, as the device thread does.
+        func play(milliseconds: Int) {
+            var scratch = [Float](repeating: 0, count: milliseconds * 48 * 2)
+            _ = scratch.withUnsafeMutableBufferPointer {
+                stream.pull(into: $0, frames: milliseconds * 48, format: PlaybackFrameHandlerTests.mix, startFrame: 0)
+            }
+        }
     }
 
-    /// `milliseconds` of client PCM, masked as a browser sends it.
-    static func audio(milliseconds: Int, extraBytes: Int = 0) -> WebSocketFrame {
+    /// `milliseconds` of client PCM (plus `extraBytes`), masked as a browser sends it.
+    static func audio(milliseconds: Int, extraBytes: Int = 0, fin: Bool = true, opcode: WebSocketOpcode = .binary) -> WebSocketFrame {
         let key: WebSocketMaskingKey = [1, 2, 3, 4]
         var data = ByteBuffer(bytes: [UInt8](repeating: 0x10, count: milliseconds * 48 + extraBytes))
         data.webSocketMask(key)
-        return WebSocketFrame(fin: true, opcode: .binary, maskKey: key, data: data)
+        return WebSocketFrame(fin: fin, opcode: opcode, maskKey: key, data: data)
     }
 
-    static func text(_ text: String) -> WebSocketFrame {
-        WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))
+    static func bytes(_ count: Int) -> WebSocketFrame {
+        WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: [UInt8](repeating: 0x10, count: count)))
+    }
+
+    static func text(_ text: String, fin: Bool = true, opcode: WebSocketOpcode = .text) -> WebSocketFrame {
+        WebSocketFrame(fin: fin, opcode: opcode, data: ByteBuffer(string: text))
     }
 
     @Test("messages wait, and reading stops, until the stream is attached; then they are taken in order")
@@ -102,7 +118,7 @@ struct PlaybackFrameHandlerTests {
 
         fixture.attach()
         #expect(fixture.holds(milliseconds: 20), "\(fixture.queued) frames queued")
-        #expect(fixture.stream.queue.withLock { $0.marks.map(\.name) } == ["m1"])
+        #expect(fixture.stream.pendingMarks == ["m1"])
         #expect(try fixture.forwarded().map(\.opcode) == [.ping])
         #expect(fixture.counter.reads == 2)
 
@@ -113,38 +129,41 @@ struct PlaybackFrameHandlerTests {
         #expect(try fixture.forwarded().isEmpty)
     }
 
-    @Test("a socket that never gets its stream hands what is held to the reader, the client's close included")
-    func detachWithoutStream() throws {
+    @Test("the client's close goes on to the reader after everything before it was taken, and the socket is told")
+    func closeAfterAudio() throws {
         let fixture = try Fixture()
         try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
         try fixture.channel.writeInbound(WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer()))
         #expect(try fixture.forwarded().isEmpty)
-        fixture.handler.detach()
-        #expect(try fixture.forwarded().map(\.opcode) == [.binary, .connectionClose])
-        #expect(fixture.queued == 0)
+        #expect(fixture.target.done.value == nil)
+        fixture.attach()
+        #expect(fixture.holds(milliseconds: 20), "\(fixture.queued) frames queued")
+        #expect(try fixture.forwarded().map(\.opcode) == [.connectionClose])
+        #expect(fixture.target.done.value != nil)
     }
 
-    @Test("the first message it does not take goes to the reader with everything after it")
-    func handsOverForGood() throws {
+    @Test("partial frames are carried across messages, fragments and base64 text, in order")
+    func partialFramesCarried() throws {
         let fixture = try Fixture()
         fixture.attach()
-        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
-        // Half a sample: the reader carries the odd byte into the next message.
-        try fixture.channel.writeInbound(Self.audio(milliseconds: 20, extraBytes: 1))
-        try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"after"}"#))
-        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
+        // 480 samples and one odd byte, then the byte that completes the sample, in three shapes.
+        try fixture.channel.writeInbound(Self.bytes(961))
         #expect(fixture.holds(milliseconds: 20), "\(fixture.queued) frames queued")
-        let forwarded = try fixture.forwarded()
-        #expect(forwarded.map(\.opcode) == [.binary, .text, .binary])
-        #expect(forwarded.first?.length == 961)
-        #expect(fixture.stream.queue.withLock { $0.marks.isEmpty })
-        fixture.channel.read()
-        #expect(fixture.counter.reads == 1)
+        try fixture.channel.writeInbound(Self.bytes(1))
+        try fixture.channel.writeInbound(WebSocketFrame(fin: false, opcode: .binary, data: ByteBuffer(bytes: [UInt8](repeating: 0x10, count: 481))))
+        try fixture.channel.writeInbound(WebSocketFrame(fin: true, opcode: .continuation, data: ByteBuffer(bytes: [UInt8](repeating: 0x10, count: 479))))
+        let base64 = Base64.encode([UInt8](repeating: 0x10, count: 960))
+        try fixture.channel.writeInbound(Self.text(#"{"type":"audio","data":""# + base64 + #""}"#))
+        try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"after"}"#))
+        #expect(fixture.holds(milliseconds: 60), "\(fixture.queued) frames queued")
+        #expect(fixture.target.ingest.frames == 1441)
+        #expect(fixture.stream.pendingMarks == ["after"])
+        #expect(try fixture.forwarded().isEmpty, "data messages never reach the reader")
     }
 
-    @Test("fragments, long messages and malformed text are left to the reader or answered")
+    @Test("long messages, fragmented text and malformed text are taken or answered; a broken sequence closes")
     func unusualMessages() async throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(maxMessageBytes: 64 * 1024)
         fixture.attach()
         try fixture.channel.writeInbound(Self.text("not json"))
         var events = fixture.listener.events.makeAsyncIterator()
@@ -153,23 +172,33 @@ struct PlaybackFrameHandlerTests {
             return
         }
         #expect(code == "invalid_json")
-        // Longer than one slice (0.5 s): the reader waits for room between slices.
+        // Longer than one slice (0.5 s): converted a slice at a time.
         try fixture.channel.writeInbound(Self.audio(milliseconds: 600))
-        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
-        #expect(fixture.queued == 0)
-        #expect(try fixture.forwarded().map(\.length) == [600 * 48, 20 * 48])
+        #expect(fixture.holds(milliseconds: 600), "\(fixture.queued) frames queued")
+        try fixture.channel.writeInbound(Self.text(#"{"type":"ma"#, fin: false))
+        try fixture.channel.writeInbound(Self.text(#"rk","name":"split"}"#, opcode: .continuation))
+        #expect(fixture.stream.pendingMarks == ["split"])
+        #expect(try fixture.forwarded().isEmpty)
+        #expect(try fixture.channel.readOutbound(as: WebSocketFrame.self) == nil)
 
-        let fragmented = try Fixture()
-        fragmented.attach()
-        try fragmented.channel.writeInbound(
-            WebSocketFrame(fin: false, opcode: .binary, data: ByteBuffer(bytes: [UInt8](repeating: 0, count: 960))))
-        try fragmented.channel.writeInbound(
-            WebSocketFrame(fin: true, opcode: .continuation, data: ByteBuffer(bytes: [UInt8](repeating: 0, count: 960))))
-        #expect(fragmented.queued == 0)
-        #expect(try fragmented.forwarded().map(\.opcode) == [.binary, .continuation])
+        // More than the largest message, in fragments: the socket closes with 1009.
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 1000, fin: false))
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 1000, opcode: .continuation))
+        let close = try #require(try fixture.channel.readOutbound(as: WebSocketFrame.self))
+        var data = close.data
+        #expect(close.opcode == .connectionClose)
+        #expect(data.readWebSocketErrorCode() == .messageTooLarge)
+
+        let stray = try Fixture()
+        stray.attach()
+        try stray.channel.writeInbound(Self.audio(milliseconds: 20, opcode: .continuation))
+        let protocolClose = try #require(try stray.channel.readOutbound(as: WebSocketFrame.self))
+        var protocolData = protocolClose.data
+        #expect(protocolData.readWebSocketErrorCode() == .protocolError)
+        #expect(stray.queued == 0)
     }
 
-    @Test("a full queue holds the next messages and stops reading until the stream has room again")
+    @Test("a full queue stops reading until the device takes it below the low watermark, with no timer")
     func fullQueueStopsReading() throws {
         let fixture = try Fixture(queueSeconds: 1)
         fixture.attach()
@@ -181,14 +210,31 @@ struct PlaybackFrameHandlerTests {
         fixture.channel.read()
         #expect(fixture.holds(milliseconds: 1020), "\(fixture.queued) frames queued")
         #expect(fixture.counter.reads == 0)
-        fixture.channel.embeddedEventLoop.advanceTime(by: .milliseconds(40))
-        #expect(fixture.counter.reads == 0, "still full")
+        fixture.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(fixture.counter.reads == 0, "still full: nothing polls")
 
-        fixture.stream.clear()
-        fixture.channel.embeddedEventLoop.advanceTime(by: .milliseconds(20))
-        #expect(fixture.holds(milliseconds: 20), "\(fixture.queued) frames queued")
-        #expect(fixture.stream.queue.withLock { $0.marks.map(\.name) } == ["late"])
+        // Above the low watermark (750 ms): nobody is woken.
+        fixture.play(milliseconds: 200)
+        fixture.channel.embeddedEventLoop.run()
+        #expect(fixture.counter.reads == 0)
+        #expect(fixture.stream.pendingMarks.isEmpty)
+        // Down to it: the pull wakes the handler on its loop, which takes what waited and reads on.
+        fixture.play(milliseconds: 100)
+        fixture.channel.embeddedEventLoop.run()
+        #expect(fixture.holds(milliseconds: 740), "\(fixture.queued) frames queued")
+        #expect(fixture.stream.pendingMarks == ["late"])
         #expect(fixture.counter.reads == 1)
+
+        // A clear empties the queue and wakes a waiting socket too.
+        for _ in 0..<20 { try fixture.channel.writeInbound(Self.audio(milliseconds: 20)) }
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
+        fixture.channel.read()
+        #expect(fixture.counter.reads == 1)
+        fixture.stream.clear()
+        fixture.channel.embeddedEventLoop.run()
+        // What waited, and the chunks held behind it, went in after the clear.
+        #expect(fixture.queued > 0 && fixture.queued <= 200 * 48, "\(fixture.queued) frames queued")
+        #expect(fixture.counter.reads == 2)
     }
 
     @Test("the installer puts the handler right behind the frame decoder when the upgrade completes")
