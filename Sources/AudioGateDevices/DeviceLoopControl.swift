@@ -1,10 +1,12 @@
 import AudioGateCore
-import Foundation
 import Synchronization
 
-/// Start/stop plumbing shared by the device loops: the thread, a stop flag and interruptible sleeps.
+/// Start/stop plumbing shared by the device loops: the thread, a stop flag and back-off sleeps that
+/// a stop cuts short.
 final class DeviceLoopControl: Sendable {
     private let stopFlag = Atomic<Bool>(false)
+    /// Wakes a back-off sleep when a stop is requested.
+    private let wakeup = ThreadWakeup()
     private let thread = Mutex<WorkerThread?>(nil)
 
     var stopRequested: Bool { stopFlag.load(ordering: .acquiring) }
@@ -20,6 +22,7 @@ final class DeviceLoopControl: Sendable {
     /// Stops the thread, waking it first if it is parked in `demand`.
     func stop(waking demand: DeviceDemand? = nil) async {
         stopFlag.store(true, ordering: .sequentiallyConsistent)
+        wakeup.signal()
         demand?.wake()
         let running = thread.withLock { thread in
             defer { thread = nil }
@@ -28,13 +31,14 @@ final class DeviceLoopControl: Sendable {
         await running?.join()
     }
 
-    /// Sleeps in short slices so a stop request is honoured within 20 ms.
+    /// Sleeps for a recovery back-off; a stop request wakes it at once.
     func sleep(milliseconds: Int) {
-        var left = milliseconds
-        while left > 0 && !stopRequested {
-            let slice = min(left, 20)
-            Thread.sleep(forTimeInterval: Double(slice) / 1000)
-            left -= slice
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        while !stopRequested {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            // A wake left over from an earlier stop only costs another look at the flag.
+            _ = wakeup.wait(timeout: left)
         }
     }
 }
