@@ -71,12 +71,18 @@ struct PlaybackConverter {
         outputFrames = 0
     }
 
-    /// Forgets everything in flight (a clear): the carried bytes and the resampler's history.
-    mutating func reset() {
-        carry.removeAll()
+    /// Forgets the resampler's history (the stream was cleared: what it held was flushed with the
+    /// queue). A partial frame stays: the producer's next bytes complete it.
+    mutating func resetResampler() {
         resampler?.reset()
         inputFrames = 0
         outputFrames = 0
+    }
+
+    /// Forgets everything in flight (the producer's own clear): the carried bytes too.
+    mutating func reset() {
+        carry.removeAll()
+        resetResampler()
     }
 
     /// Drops a partial frame (a new format starts with whole frames).

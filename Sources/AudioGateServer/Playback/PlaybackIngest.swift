@@ -77,7 +77,7 @@ final class PlaybackIngest: Sendable {
             if clears != state.clears {
                 if endsAtClear { return .cleared }
                 state.clears = clears
-                state.converter.reset()
+                state.converter.resetResampler()
             }
             guard hasRoom else { return .consumed(0) }
             let guardClears = endsAtClear ? clears : nil

@@ -43,6 +43,9 @@ struct PlayoutQueue {
     /// Frames at or below which waiting producers are woken.
     var lowWatermark: Int { highWatermark - highWatermark / 4 }
 
+    /// Whether producers wait for room.
+    var hasWaiters: Bool { !waiters.isEmpty }
+
     /// Whether a producer may queue another slice.
     var hasRoom: Bool { frames < highWatermark }
 

@@ -1,0 +1,154 @@
+import AudioGateCore
+import AudioGateTestSupport
+import Foundation
+import Testing
+
+@testable import AudioGateServer
+
+/// The one way into a stream: partial frames, clears, and waiting for room by signal (a task, a
+/// thread) without the device thread ever waiting.
+@Suite("playback ingest")
+struct PlaybackIngestTests {
+    static let client = AudioFormat(rate: 48000, channels: 1, sampleFormat: .s16le)
+    static let mix = AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le)
+
+    struct Fixture {
+        let stream: PlaybackStream
+
+        init(queueSeconds: Int = 60) throws {
+            var configuration = ServerConfiguration()
+            configuration.limits.playbackQueueSeconds = queueSeconds
+            let mixer = PlaybackMixer(configuration: configuration, metrics: ServerMetrics(), logger: TestServer.logger)
+            stream = try mixer.acquire("test")
+        }
+
+        func ingest(endsAtClear: Bool = false) -> PlaybackIngest {
+            PlaybackIngest(stream: stream, format: PlaybackIngestTests.client, mixFormat: { PlaybackIngestTests.mix }, endsAtClear: endsAtClear)
+        }
+
+        /// Takes `frames` from the queue as the device thread does; returns the samples.
+        @discardableResult
+        func play(frames: Int) -> [Float] {
+            var scratch = [Float](repeating: 0, count: frames)
+            let taken = scratch.withUnsafeMutableBufferPointer {
+                stream.pull(into: $0, frames: frames, format: PlaybackIngestTests.mix, startFrame: 0)
+            }
+            return Array(scratch[0..<taken])
+        }
+    }
+
+    static func pcm(_ samples: [Int16]) -> [UInt8] {
+        samples.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }
+    }
+
+    @Test("a partial frame is completed by the next piece, even across a clear by someone else")
+    func partialFrameSurvivesForeignClear() async throws {
+        let fixture = try Fixture()
+        let ingest = fixture.ingest()
+        // 0x4000 = 0.5 full scale; the sample's two bytes arrive in two writes with a clear between.
+        let bytes = Self.pcm([0x4000, 0x4000])
+        #expect(try await ingest.write(Array(bytes[0..<3])))
+        fixture.stream.clear()
+        #expect(try await ingest.write(Array(bytes[3...]) + Self.pcm([0x4000])))
+        #expect(ingest.frames == 3)
+        ingest.finish()
+        let played = fixture.play(frames: 4800)
+        #expect(!played.isEmpty)
+        // Aligned: every sample is the 0.5 written (a shifted byte would make 0x0040 or 0x4040).
+        #expect(played.allSatisfy { abs($0 - 0.5) < 0.01 }, "\(played)")
+    }
+
+    @Test("a producer that ends at a clear takes nothing after one; a live one goes on")
+    func clearPolicies() async throws {
+        let fixture = try Fixture()
+        let speech = fixture.ingest(endsAtClear: true)
+        let live = fixture.ingest()
+        let chunk = Self.pcm([Int16](repeating: 1000, count: 480))
+        #expect(try await speech.write(chunk))
+        #expect(try await live.write(chunk))
+        fixture.stream.clear()
+        #expect(try await speech.write(chunk) == false)
+        #expect(try await live.write(chunk))
+        #expect(fixture.stream.queued.frames == 480)
+    }
+
+    @Test("a task waiting for room is woken by the pull that reaches the low watermark, not before")
+    func taskWokenByPull() async throws {
+        let fixture = try Fixture(queueSeconds: 1)
+        let ingest = fixture.ingest()
+        // 1.5 s: one second fits below the high watermark, the rest waits.
+        let bytes = Self.pcm([Int16](repeating: 100, count: 72000))
+        let writer = Task { try await ingest.write(bytes) }
+        #expect(await Poll.until(seconds: 5) { fixture.stream.queued.frames >= 48000 } != nil)
+        #expect(ingest.frames < 72000)
+        // Still above the low watermark (36000 frames): the writer waits on.
+        fixture.play(frames: 9600)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ingest.frames < 72000)
+        fixture.play(frames: 9600)
+        #expect(try await writer.value)
+        #expect(ingest.frames == 72000)
+    }
+
+    @Test("a cancelled waiter leaves no registration behind and throws")
+    func cancelledWaiter() async throws {
+        let fixture = try Fixture(queueSeconds: 1)
+        let ingest = fixture.ingest()
+        let bytes = Self.pcm([Int16](repeating: 100, count: 72000))
+        let writer = Task { try await ingest.write(bytes) }
+        #expect(await Poll.until(seconds: 5) { fixture.stream.queued.frames >= 48000 } != nil)
+        writer.cancel()
+        await #expect(throws: CancellationError.self) { try await writer.value }
+        #expect(fixture.stream.state.withLock { $0.queue.hasWaiters } == false)
+    }
+
+    @Test("a producer thread blocks for room and is woken by the pull, or by a cancel")
+    func threadWokenByPullOrCancel() async throws {
+        let fixture = try Fixture(queueSeconds: 1)
+        let ingest = fixture.ingest()
+        let samples = [Float](repeating: 0.1, count: 72000)
+        let wakeup = ThreadWakeup()
+        let cancelled = Locked(false)
+        let done = OneShot<Bool>()
+        let thread = WorkerThread(name: "test-producer") {
+            let queued = samples.withUnsafeBufferPointer { samples in
+                try? ingest.writeBlocking(samples, rate: 48000, channels: 1, wakeup: wakeup, isCancelled: { cancelled.value })
+            }
+            done.fulfill(queued ?? false)
+        }
+        #expect(await Poll.until(seconds: 5) { fixture.stream.queued.frames >= 48000 } != nil)
+        fixture.play(frames: 19200)
+        #expect(await done.waitIgnoringCancellation())
+        await thread.join()
+
+        let second = OneShot<Bool>()
+        let blocked = WorkerThread(name: "test-producer") {
+            let queued = samples.withUnsafeBufferPointer { samples in
+                (try? ingest.writeBlocking(samples, rate: 48000, channels: 1, wakeup: wakeup, isCancelled: { cancelled.value })) != nil
+            }
+            second.fulfill(queued)
+        }
+        #expect(await Poll.until(seconds: 5) { fixture.stream.queued.frames >= 48000 } != nil)
+        cancelled.withLock { $0 = true }
+        wakeup.signal()
+        #expect(await second.waitIgnoringCancellation() == false)
+        await blocked.join()
+    }
+
+    @Test("a byte queue's writer waits while it is full and is woken when the reader has taken half")
+    func byteQueueWakesWriter() async throws {
+        let queue = ByteQueue(limit: 1000)
+        #expect(queue.offer([UInt8](repeating: 1, count: 1000)))
+        let writer = Task { try await queue.write([UInt8](repeating: 2, count: 10)) }
+        var buffer = [UInt8](repeating: 0, count: 400)
+        _ = buffer.withUnsafeMutableBytes { queue.read(into: $0) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(queue.isReaderGone == false)
+        _ = buffer.withUnsafeMutableBytes { queue.read(into: $0) }
+        try await writer.value
+        queue.finish()
+        var total = 0
+        while case .bytes(let count) = buffer.withUnsafeMutableBytes({ queue.read(into: $0) }) { total += count }
+        #expect(total == 210)
+    }
+}
