@@ -72,8 +72,11 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        held.append(unwrapInboundIn(data))
-        if target != nil, wait == nil, held.count == 1 { drain(context: context) }
+        let frame = unwrapInboundIn(data)
+        guard let target, wait == nil, held.isEmpty else { return held.append(frame) }
+        // The steady path: nothing waits, so the frame is taken at once.
+        take(frame, target: target, context: context)
+        completeRead(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
