@@ -33,8 +33,6 @@ public struct ServerConfiguration: Sendable {
     public var retentionHours = 24.0
     /// Most megabytes recordings may take on disk; the oldest finished ones go first (0: no cap).
     public var maxDiskMegabytes = 0
-    /// Seconds between retention sweeps.
-    public var retentionSweepSeconds = 60.0
     /// The Wyoming mic and snd services (off by default).
     public var wyoming = WyomingConfiguration()
 

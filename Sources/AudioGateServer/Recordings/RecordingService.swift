@@ -1,6 +1,7 @@
 import AudioGateCore
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
@@ -17,7 +18,8 @@ public final class RecordingService: Service, Sendable {
     private let quota: DiskQuota
     private let pool: NIOThreadPool
     private let retentionSeconds: Double
-    private let sweepInterval: Duration
+    /// Wakes the retention sweep early: a recording finished, and may be the next to expire.
+    private let retentionWake = Mutex(OneShot<Void>())
     private let maxRecordings: Int
     private let logger: Logger
     private let recordings = Mutex<[String: Recording]>([:])
@@ -32,7 +34,6 @@ public final class RecordingService: Service, Sendable {
         self.logger = logger
         pool = .singleton
         retentionSeconds = configuration.retentionHours * 3600
-        sweepInterval = .milliseconds(Int64(max(configuration.retentionSweepSeconds, 0.05) * 1000))
         maxRecordings = configuration.limits.maxRecordings
         quota = DiskQuota(limitMegabytes: configuration.maxDiskMegabytes)
         (jobs, jobQueue) = AsyncStream.makeStream(of: Recording.self)
@@ -65,12 +66,15 @@ public final class RecordingService: Service, Sendable {
                     try? await cancelWhenGracefulShutdown {
                         while true {
                             await self.sweep()
-                            try await Task.sleep(for: self.sweepInterval)
+                            try await self.waitForNextExpiry()
                         }
                     }
                 }
                 for await recording in jobs {
-                    group.addTask { [self] in await recording.run(hub: hub, pool: pool) }
+                    group.addTask { [self] in
+                        await recording.run(hub: hub, pool: pool)
+                        retentionWake.withLock { $0 }.fulfill(())
+                    }
                 }
             }
         } onGracefulShutdown: { [self] in
@@ -207,6 +211,29 @@ public final class RecordingService: Service, Sendable {
         if let limit = quota.limitBytes {
             while quota.usedBytes > limit, await blocking({ [self] in removeOldestFinished() }) {}
         }
+    }
+
+    /// Sleeps until the first finished recording passes the retention time, or a recording
+    /// finishes; with nothing to expire, only the latter. A timer for that moment, not a poll.
+    private func waitForNextExpiry() async throws {
+        let wake = retentionWake.withLock { $0 }
+        let now = Date()
+        let next = recordings.withLock { table -> Date? in
+            guard retentionSeconds > 0 else { return nil }
+            return table.values.compactMap { recording -> Date? in
+                let info = recording.info
+                guard info.state.isFinished, let ended = info.endedAt.flatMap(Timestamp.parse) else { return nil }
+                return ended.addingTimeInterval(retentionSeconds)
+            }.min()
+        }
+        let timer = next.map { expiry in
+            // Just past the moment, so the sweep finds the recording older than the retention time.
+            let delay = TimeAmount.milliseconds(Int64(max(0, expiry.timeIntervalSince(now)) * 1000) + 10)
+            return MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { wake.fulfill(()) }
+        }
+        defer { timer?.cancel() }
+        try await wake.wait()
+        retentionWake.withLock { if $0 === wake { $0 = OneShot() } }
     }
 
     /// Removes the finished recording that started first; false when there is none.

@@ -144,6 +144,24 @@ struct RecordingLiveTests {
         }
     }
 
+    @Test("a finished recording is removed when it passes the retention time while the server runs, not before")
+    func retentionWhileRunning() async throws {
+        let data = RecordingFixtures.temporaryDirectory()
+        try RecordingFixtures.writeFinished(in: data, id: "20200103-000000-expire", seconds: 1, age: 0)
+        let (server, app) = TestServer.make(
+            TestServer.configuration {
+                $0.dataDirectory = data
+                $0.retentionHours = 2.0 / 3600
+            })
+        try await app.test(.live) { _ in
+            #expect(server.recordings.all.count == 1)
+            let elapsed = await Poll.until(seconds: 10) { server.recordings.all.isEmpty }
+            #expect(elapsed != nil, "the recording outlived its retention time")
+            // Written just before the server started: it expires about 2 s in.
+            #expect((elapsed ?? 0) > 1.0, "removed after \(elapsed ?? 0) s, before its time")
+        }
+    }
+
     @Test("retention removes recordings older than the retention time; the disk cap removes the oldest finished one, then fails the recording cleanly")
     func retentionAndDiskCap() async throws {
         let data = RecordingFixtures.temporaryDirectory()
@@ -154,7 +172,6 @@ struct RecordingLiveTests {
                 $0.dataDirectory = data
                 $0.retentionHours = 24
                 $0.maxDiskMegabytes = 1
-                $0.retentionSweepSeconds = 0.2
             })
         try await app.test(.live) { client in
             #expect(await Poll.until(seconds: 5) { server.recordings.all.count == 1 } != nil)
