@@ -23,9 +23,10 @@ final class CaptureChannelWriter: Sendable {
     /// and the encoder (a dynamic cast and a retain per handler, per frame, per client).
     ///
     /// Unchecked because it is touched only on the channel's event loop: `start` sets it there
-    /// before the subscriber goes live, and only drains that run there after it read it. It is
-    /// not in a `NIOLoopBoundBox` because that box is one more object per client to miss in
-    /// cache on every send.
+    /// before the subscriber goes live, and only drains that run there after it read it (every
+    /// method touching it asserts the event loop in debug builds). It is not in a
+    /// `NIOLoopBoundBox` because that box is one more object per client to miss in cache on every
+    /// send.
     nonisolated(unsafe) private var encoderContext: ChannelHandlerContext?
     /// Where the encoder's context and the channel's pipeline live, for `prefetchTargets`: plain
     /// addresses, because taking a reference to a cold object (a retain) waits for its cache line,
@@ -47,6 +48,7 @@ final class CaptureChannelWriter: Sendable {
 
     /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
     func start(_ subscriber: CaptureSubscriber, message: String) {
+        channel.eventLoop.assertInEventLoop()
         encoderContext = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         targetAddresses = (
             encoderContext.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) },
@@ -63,6 +65,7 @@ final class CaptureChannelWriter: Sendable {
 
     /// Writes every queued event while the socket takes more; on the event loop.
     func drain(_ subscriber: CaptureSubscriber) {
+        channel.eventLoop.assertInEventLoop()
         guard channel.isWritable else {
             // Nothing is taken now; the next period's append hands the subscriber back.
             subscriber.drainStarted()
@@ -127,6 +130,7 @@ final class CaptureChannelWriter: Sendable {
     /// Writes a lane's chunk to a member's socket at once, if the socket takes it and nothing is
     /// queued before it; on the event loop. False: queue it instead.
     func writeDirect(_ chunk: SharedChunk, for subscriber: CaptureSubscriber) -> Bool {
+        channel.eventLoop.assertInEventLoop()
         guard let encoder = encoderContext, channel.isWritable, subscriber.takeDirect() else { return false }
         encoder.writeAndFlush(NIOAny(chunk.frame), promise: nil)
         drain.noteSent(ready: chunk.ready)
@@ -141,6 +145,7 @@ final class CaptureChannelWriter: Sendable {
     /// Starts loading the channel, its pipeline and the encoder's context, which `writeDirect` goes
     /// through, into the cache.
     func prefetchTargets() {
+        channel.eventLoop.assertInEventLoop()
         audiogate_prefetch(UnsafeRawPointer(bitPattern: UInt(bitPattern: ObjectIdentifier(channel))), 384)
         audiogate_prefetch(targetAddresses.context, 128)
         audiogate_prefetch(targetAddresses.pipeline, 128)
