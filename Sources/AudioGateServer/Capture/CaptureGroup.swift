@@ -3,22 +3,23 @@ import AudioGateDevices
 
 /// The subscribers of one client format and the resampler they share.
 ///
-/// Lives inside the hub's lock: the capture thread processes it, clients only join and leave.
-final class CaptureGroup {
+/// Built on a client's task (with its resampler and processing channel), then lives inside the
+/// hub's lock: the capture thread processes it; a join or leave only swaps in new `members`.
+///
+/// Unchecked Sendable: the client that builds a group prepares it before anyone else sees it; from
+/// then on its processing state (resampler, frame counts) is touched only by the capture thread
+/// under the hub's core lock, and `members` is replaced only with both the hub's registry and core
+/// locks held, so a reader holding either sees a stable value.
+final class CaptureGroup: @unchecked Sendable {
     /// The client format (rate, channels, sample format).
     let format: AudioFormat
     let quality: Resampler.Quality
     /// The processing its subscribers asked for; when enabled, `voice` runs it on its own thread.
     let processing: VoiceProcessing
-    private let voice: VoiceChannel?
-    /// Every subscriber of the group.
-    private(set) var subscribers: [CaptureSubscriber] = []
-    /// Those that cut their own chunks (all but lane members); the capture thread appends to each.
-    private var copying: [CaptureSubscriber] = []
-    /// Lane members by chunk length; the capture thread cuts each lane's chunks once.
-    private var lanes: [CaptureLane] = []
-    /// Those that asked for levels.
-    private(set) var levelSubscribers: [CaptureSubscriber] = []
+    /// Runs the processing on its own thread; started once the group is in the hub's list.
+    let voice: VoiceChannel?
+    /// Who the audio goes to; replaced whole, under the hub's lock (`swapMembers`).
+    private(set) var members = Members()
     private var resampler: Resampler?
     private var hardware: AudioFormat?
     /// Hardware frames fed and client frames produced since the resampler was (re)built; their
@@ -36,46 +37,35 @@ final class CaptureGroup {
         voice =
             processing.isEnabled
             ? try VoiceChannel(format: format, processing: processing, echo: echo, quality: quality) : nil
-        subscribers.reserveCapacity(8)
     }
 
-    /// Adds a subscriber: a lane member joins the lane of its chunk length.
-    func add(_ subscriber: CaptureSubscriber) {
-        subscribers.append(subscriber)
-        if subscriber.parameters.levels { levelSubscribers.append(subscriber) }
-        guard subscriber.sharesChunks, let writer = subscriber.writer else {
-            copying.append(subscriber)
-            return
-        }
-        let milliseconds = subscriber.parameters.chunkMilliseconds
-        let lane: CaptureLane
-        if let existing = lanes.first(where: { $0.chunkMilliseconds == milliseconds }) {
-            lane = existing
-        } else {
-            lane = CaptureLane(chunkMilliseconds: milliseconds, chunkBytes: subscriber.chunkBytes)
-            lanes.append(lane)
-        }
-        lane.add(subscriber, drain: writer.drain)
-    }
+    /// Every subscriber of the group.
+    var subscribers: [CaptureSubscriber] { members.all }
 
-    /// Removes a subscriber (no-op if it is not one).
-    func remove(_ subscriber: CaptureSubscriber) {
-        subscribers.removeAll { $0 === subscriber }
-        levelSubscribers.removeAll { $0 === subscriber }
-        copying.removeAll { $0 === subscriber }
-        for lane in lanes { lane.remove(subscriber) }
-        lanes.removeAll { $0.isEmpty }
+    /// Those that asked for levels.
+    var levelSubscribers: [CaptureSubscriber] { members.levels }
+
+    /// Exchanges the members for `other` (the next ones, built off the capture thread); `other`
+    /// comes back holding the previous ones, to be released outside the lock.
+    func swapMembers(_ other: inout Members) {
+        swap(&members, &other)
     }
 
     /// Tells every subscriber the device was lost or came back: lane members after the chunks
     /// already posted to them.
     func broadcast(_ state: DeviceMessage.State) {
-        for subscriber in copying { subscriber.deliver(state) }
-        for lane in lanes { lane.post(.device(state), drains: nil) }
+        for subscriber in members.copying { subscriber.deliver(state) }
+        for route in members.lanes { route.lane.post(.device(state), to: route.loops, drains: nil) }
     }
 
-    /// Stops the processing thread (the group lost its last subscriber).
-    func close() {
+    /// Starts the processing thread, once the group is in the hub's list.
+    func start() {
+        voice?.start()
+    }
+
+    /// Stops the processing thread (the group lost its last subscriber, or was never used);
+    /// returns the thread to join, if one ran.
+    func close() -> WorkerThread? {
         voice?.close()
     }
 
@@ -95,7 +85,7 @@ final class CaptureGroup {
     /// Forgets filter history after a discontinuity (the device came back).
     func reset() {
         voice?.reset()
-        for lane in lanes { lane.reset() }
+        for route in members.lanes { route.lane.reset() }
         resampler?.reset()
         inputFrames = 0
         outputFrames = 0
@@ -106,7 +96,7 @@ final class CaptureGroup {
         _ samples: UnsafeBufferPointer<Float>, frames: Int, hardware: AudioFormat, timestamp: UInt64, ready: UInt64,
         scratch: CaptureScratch, drains: UnsafeMutablePointer<CaptureDrains>? = nil
     ) {
-        guard !subscribers.isEmpty, frames > 0 else { return }
+        guard !members.isEmpty, frames > 0 else { return }
         prepare(for: hardware)
         let channels = format.channels
         let outputCapacity = resampler?.maximumOutputFrames(forInputFrames: frames) ?? frames
@@ -136,7 +126,7 @@ final class CaptureGroup {
         guard produced > 0 else { return }
         if let voice {
             // Processing runs on the channel's thread, which encodes and delivers in its place.
-            voice.submit(output, start: start, ready: ready, subscribers: subscribers)
+            voice.submit(output, start: start, ready: ready, subscribers: members.all)
             return
         }
 
@@ -146,12 +136,12 @@ final class CaptureGroup {
             into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: scratch.encoded[0..<byteCount])))
         let bytes = UnsafeBufferPointer(rebasing: scratch.encoded[0..<byteCount])
         let nanosecondsPerFrame = 1e9 / Double(format.rate)
-        for lane in lanes {
-            lane.feed(
+        for route in members.lanes {
+            route.lane.feed(
                 bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, bytesPerFrame: format.bytesPerFrame,
-                ready: ready, drains: drains)
+                ready: ready, to: route.loops, drains: drains)
         }
-        for subscriber in copying {
+        for subscriber in members.copying {
             subscriber.append(bytes, start: start, nanosecondsPerFrame: nanosecondsPerFrame, ready: ready, drains: drains)
         }
     }

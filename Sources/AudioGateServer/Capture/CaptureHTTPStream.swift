@@ -25,29 +25,36 @@ struct CaptureHTTPStream: Sendable {
         let body = ResponseBody(contentLength: contentLength) { writer in
             await CaptureConnection.limitSendBuffer(channel)
             let subscriber = try hub.subscribe(parameters, transport: .http)
-            defer { hub.unsubscribe(subscriber) }
-            if !header.isEmpty { try await writer.write(ByteBuffer(bytes: header)) }
-            var remaining = dataBytes ?? Int.max
-            var chunk: [UInt8] = []
-            // A server shutting down ends endless streams instead of waiting for the client to leave.
-            try await withGracefulShutdownHandler {
-                while remaining > 0, let event = await subscriber.next(into: &chunk) {
-                    switch event {
-                    case .chunk(_, _, let ready):
-                        let count = min(remaining, chunk.count)
-                        try await writer.write(ByteBuffer(bytes: chunk[0..<count]))
-                        remaining -= count
-                        let now = MonotonicClock.nowNanoseconds()
-                        hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
-                    case .overrun(let milliseconds):
-                        hub.metrics.recordDropped(milliseconds: milliseconds)
-                    case .device, .level, .voice:
-                        break
+            let streamed: Result<Void, any Error>
+            do {
+                if !header.isEmpty { try await writer.write(ByteBuffer(bytes: header)) }
+                var remaining = dataBytes ?? Int.max
+                var chunk: [UInt8] = []
+                // A server shutting down ends endless streams instead of waiting for the client to leave.
+                try await withGracefulShutdownHandler {
+                    while remaining > 0, let event = await subscriber.next(into: &chunk) {
+                        switch event {
+                        case .chunk(_, _, let ready):
+                            let count = min(remaining, chunk.count)
+                            try await writer.write(ByteBuffer(bytes: chunk[0..<count]))
+                            remaining -= count
+                            let now = MonotonicClock.nowNanoseconds()
+                            hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
+                        case .overrun(let milliseconds):
+                            hub.metrics.recordDropped(milliseconds: milliseconds)
+                        case .device, .level, .voice:
+                            break
+                        }
                     }
+                } onGracefulShutdown: {
+                    subscriber.close()
                 }
-            } onGracefulShutdown: {
-                subscriber.close()
+                streamed = .success(())
+            } catch {
+                streamed = .failure(error)
             }
+            await hub.leave(subscriber)
+            try streamed.get()
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: contentType, .cacheControl: "no-store"], body: body)

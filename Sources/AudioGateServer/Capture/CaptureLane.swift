@@ -9,8 +9,14 @@ import NIOCore
 /// then writes that one buffer to each member's socket, queueing a reference to it for members
 /// that are behind.
 ///
-/// Lives inside the hub's lock, like its group: the capture thread feeds it, clients join and leave.
-final class CaptureLane {
+/// The lane itself is the cutting state, touched only by the capture thread inside the hub's lock;
+/// who its chunks go to is part of its group's `CaptureGroup.Members`, rebuilt off that thread for
+/// every join and leave and swapped in whole.
+///
+/// Unchecked Sendable: a client makes a lane (untouched) when it builds the members it joins, and
+/// the members reach the capture thread through the hub's core lock; from then on only the capture
+/// thread, under that lock, touches the cutting state.
+final class CaptureLane: @unchecked Sendable {
     /// What a lane hands an event loop for its members, in capture order.
     enum Item: Sendable {
         /// A complete chunk, framed: the binary frame header sits before the payload.
@@ -20,14 +26,13 @@ final class CaptureLane {
     }
 
     /// The members of one event loop, handed over together.
-    private struct Loop {
+    struct Loop: Sendable {
         let drain: CaptureDrain
         var members: [CaptureSubscriber]
     }
 
     let chunkMilliseconds: Int
-    private let chunkBytes: Int
-    private var loops: [Loop] = []
+    let chunkBytes: Int
     private var open: ByteBuffer?
     private var openStart: UInt64 = 0
     private let allocator = ByteBufferAllocator()
@@ -35,27 +40,6 @@ final class CaptureLane {
     init(chunkMilliseconds: Int, chunkBytes: Int) {
         self.chunkMilliseconds = chunkMilliseconds
         self.chunkBytes = chunkBytes
-        loops.reserveCapacity(4)
-    }
-
-    /// Whether no client is left.
-    var isEmpty: Bool { loops.isEmpty }
-
-    /// Adds a client; its first chunk is the one being cut now.
-    func add(_ subscriber: CaptureSubscriber, drain: CaptureDrain) {
-        if let index = loops.firstIndex(where: { $0.drain === drain }) {
-            loops[index].members.append(subscriber)
-        } else {
-            loops.append(Loop(drain: drain, members: [subscriber]))
-        }
-    }
-
-    /// Removes a client (no-op if it is not a member).
-    func remove(_ subscriber: CaptureSubscriber) {
-        for index in loops.indices {
-            loops[index].members.removeAll { $0 === subscriber }
-        }
-        loops.removeAll { $0.members.isEmpty }
     }
 
     /// Drops the chunk being cut (the timeline broke: device restored, or stopped while unused).
@@ -64,10 +48,10 @@ final class CaptureLane {
     }
 
     /// Cuts `bytes` (the group's audio, its first frame captured at `start`) into chunks and posts
-    /// each complete one to every event loop with members.
+    /// each complete one to every event loop in `loops`.
     func feed(
         _ bytes: UnsafeBufferPointer<UInt8>, start: Double, nanosecondsPerFrame: Double, bytesPerFrame: Int,
-        ready: UInt64, drains: UnsafeMutablePointer<CaptureDrains>?
+        ready: UInt64, to loops: [Loop], drains: UnsafeMutablePointer<CaptureDrains>?
     ) {
         guard let base = bytes.baseAddress else { return }
         var offset = 0
@@ -90,12 +74,12 @@ final class CaptureLane {
                 continue
             }
             CaptureChannelWriter.prependBinaryFrameHeader(&chunk)
-            post(.chunk(SharedChunk(frame: chunk, start: openStart, ready: ready)), drains: drains)
+            post(.chunk(SharedChunk(frame: chunk, start: openStart, ready: ready)), to: loops, drains: drains)
         }
     }
 
-    /// Hands `item` to every event loop with members, after what was posted before it.
-    func post(_ item: Item, drains: UnsafeMutablePointer<CaptureDrains>?) {
+    /// Hands `item` to every event loop in `loops`, after what was posted before it.
+    func post(_ item: Item, to loops: [Loop], drains: UnsafeMutablePointer<CaptureDrains>?) {
         for (index, loop) in loops.enumerated() {
             var item = item
             if index > 0, case .chunk(var chunk) = item {
@@ -114,14 +98,4 @@ final class CaptureLane {
             }
         }
     }
-}
-
-/// One chunk every member of a lane sends: a framed binary WebSocket message and its capture times.
-struct SharedChunk: Sendable {
-    /// The binary frame header followed by the chunk's bytes (never written to once shared).
-    var frame: ByteBuffer
-    /// Monotonic ns capture time of the chunk's first frame.
-    var start: UInt64
-    /// When the period completing the chunk was read from the device.
-    var ready: UInt64
 }

@@ -21,7 +21,6 @@ struct CaptureWebSocket: Sendable {
             try await outbound.close(.policyViolation, reason: error.code.rawValue)
             return
         }
-        defer { hub.unsubscribe(subscriber) }
         await CaptureConnection.limitSendBuffer(channel)
 
         let start = StartMessage(
@@ -40,6 +39,7 @@ struct CaptureWebSocket: Sendable {
         } onGracefulShutdown: {
             subscriber.close()
         }
+        await hub.leave(subscriber)
     }
 
     private func serve(_ subscriber: CaptureSubscriber, inbound: WebSocketInboundStream, logger: Logger) async {

@@ -17,7 +17,8 @@ final class Recording: Sendable {
     private let writer: Mutex<RecordingWriter?>
     private let subscriber: CaptureSubscriber?
     private let stopReason = Mutex<String?>(nil)
-    private let completion = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// Fulfilled once the recording has finished and its files are final.
+    private let completion = OneShot<Void>()
 
     /// A finished recording.
     init(finished info: RecordingInfo) {
@@ -25,7 +26,7 @@ final class Recording: Sendable {
         published = Mutex(info)
         writer = Mutex(nil)
         subscriber = nil
-        completion.withLock { $0.done = true }
+        completion.fulfill(())
     }
 
     /// A recording about to run.
@@ -41,7 +42,7 @@ final class Recording: Sendable {
     var info: RecordingInfo { published.withLock { $0 } }
 
     /// Whether it is still capturing.
-    var isRunning: Bool { !completion.withLock { $0.done } }
+    var isRunning: Bool { completion.value == nil }
 
     /// Captures into the writer until stopped, `max_seconds` is reached, or writing fails.
     func run(hub: CaptureHub, pool: NIOThreadPool) async {
@@ -74,7 +75,7 @@ final class Recording: Sendable {
                 break
             }
         }
-        hub.unsubscribe(subscriber)
+        await hub.leave(subscriber)
         let state: RecordingInfo.State = failure != nil ? .failed : reachedLimit ? .completed : .stopped
         let reason = stopReason.withLock { $0 } ?? "shutdown"
         let finalFailure = failure
@@ -82,12 +83,7 @@ final class Recording: Sendable {
             writer.finish(state, failure: finalFailure, stopReason: reason)
         }
         writer.withLock { $0 = nil }
-        let waiters = completion.withLock { completion in
-            completion.done = true
-            defer { completion.waiters = [] }
-            return completion.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        completion.fulfill(())
     }
 
     /// Asks a running recording to stop (`reason` is `request` or `shutdown`); returns at once.
@@ -99,14 +95,7 @@ final class Recording: Sendable {
     /// Stops a running recording and waits until its files are final.
     func stop(reason: String) async {
         requestStop(reason: reason)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = completion.withLock { completion -> Bool in
-                if completion.done { return true }
-                completion.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await completion.waitIgnoringCancellation()
     }
 
     /// Runs blocking writer work on the thread pool (inline when the pool has shut down) and

@@ -23,7 +23,7 @@ final class VoiceChannel: Sendable {
     }
 
     /// What only the processing thread touches (kept in a lock it alone takes, uncontended).
-    private struct Worker {
+    struct Worker {
         let processor: VoiceProcessor
         var frame: [Float]
         var reference: [Float]
@@ -48,13 +48,21 @@ final class VoiceChannel: Sendable {
     let format: AudioFormat
     /// What runs.
     let processing: VoiceProcessing
-    private let quality: Resampler.Quality
-    private let echo: EchoReference
+    let quality: Resampler.Quality
+    let echo: EchoReference
     private let inbox: Mutex<Inbox>
     private let worker: Mutex<Worker>
     private let wake = ThreadWakeup()
-    /// The processing thread; it ends after `close`.
-    private let thread = Mutex<WorkerThread?>(nil)
+    /// Where the processing thread stands.
+    private enum Lifecycle {
+        /// Built, not started: the group is not in the hub's list yet (or was discarded).
+        case idle
+        case running(WorkerThread)
+        /// Told to stop; a thread that ran ends after its current frame.
+        case closed
+    }
+
+    private let lifecycle = Mutex(Lifecycle.idle)
     private let nanosecondsPerFrame: Double
     /// Reference further than this from the timeline re-syncs it (device reopen, xrun, a jump).
     static let resyncMilliseconds = 20.0
@@ -86,7 +94,30 @@ final class VoiceChannel: Sendable {
                 reference: [Float](repeating: 0, count: frameSize),
                 encoded: [UInt8](repeating: 0, count: frameSize * format.sampleFormat.bytesPerSample),
                 fifo: RingBuffer(capacity: frameSize * 4)))
-        thread.withLock { $0 = WorkerThread(name: "ag-voice") { [self] in run() } }
+    }
+
+    // MARK: - Lifecycle
+
+    /// Starts the processing thread (no-op once started or closed).
+    func start() {
+        lifecycle.withLock { lifecycle in
+            guard case .idle = lifecycle else { return }
+            lifecycle = .running(WorkerThread(name: "ag-voice") { [self] in run() })
+        }
+    }
+
+    /// Stops the thread (the last subscriber left, or the channel was never used); returns the
+    /// thread to join, if one ran. The processor is freed with the channel.
+    @discardableResult
+    func close() -> WorkerThread? {
+        let thread = lifecycle.withLock { lifecycle -> WorkerThread? in
+            defer { lifecycle = .closed }
+            guard case .running(let thread) = lifecycle else { return nil }
+            return thread
+        }
+        inbox.withLock { $0.closed = true }
+        wake.signal()
+        return thread
     }
 
     // MARK: - Capture thread
@@ -123,12 +154,6 @@ final class VoiceChannel: Sendable {
             inbox.samples.removeAll()
             inbox.reset = true
         }
-    }
-
-    /// Stops the thread (the last subscriber left); the processor is freed with the channel.
-    func close() {
-        inbox.withLock { $0.closed = true }
-        wake.signal()
     }
 
     // MARK: - Processing thread
@@ -232,52 +257,5 @@ final class VoiceChannel: Sendable {
         case .silence(let timestamp):
             for subscriber in subscribers { subscriber.deliverVoice(speech: false, timestamp: timestamp) }
         }
-    }
-
-    /// Fills `worker.reference` with what left the speaker at capture time `time`, at the group's rate.
-    private func fillReference(_ worker: inout Worker, at time: UInt64) {
-        let frameSize = worker.processor.frameSize
-        let deviceRate = echo.rate
-        guard deviceRate > 0, let expected = echo.deviceFrame(at: time) else {
-            // Nothing has played yet: the reference is silence and the canceller holds still.
-            for index in worker.reference.indices { worker.reference[index] = 0 }
-            return
-        }
-        let ratio = Double(deviceRate) / Double(format.rate)
-        // Where the next reference sample comes from: the cursor minus what waits in the FIFO.
-        let position = worker.cursor.map { $0 - Double(worker.fifo.count) * ratio }
-        let tolerance = Self.resyncMilliseconds * Double(deviceRate) / 1000
-        if position == nil || abs(position! - expected) > tolerance || worker.resamplerRate != deviceRate {
-            worker.cursor = expected.rounded()
-            worker.fifo.removeAll()
-            if worker.resamplerRate != deviceRate {
-                // Only when the playback rate changes (first use, a reopen at another rate).
-                worker.resamplerRate = deviceRate
-                worker.resampler =
-                    deviceRate == format.rate
-                    ? nil : try? Resampler(inputRate: deviceRate, outputRate: format.rate, channels: 1, quality: quality)
-                let chunk = deviceRate / 100
-                worker.deviceChunk = [Float](repeating: 0, count: chunk)
-                worker.resampled = [Float](
-                    repeating: 0, count: worker.resampler?.maximumOutputFrames(forInputFrames: chunk) ?? chunk)
-            } else {
-                worker.resampler?.reset()
-            }
-        }
-        while worker.fifo.count < frameSize, let cursor = worker.cursor {
-            let chunk = worker.deviceChunk.count
-            worker.deviceChunk.withUnsafeMutableBufferPointer { echo.read(from: Int64(cursor), into: $0) }
-            worker.cursor = cursor + Double(chunk)
-            let resampler = worker.resampler
-            let produced = worker.deviceChunk.withUnsafeBufferPointer { input in
-                worker.resampled.withUnsafeMutableBufferPointer { output -> Int in
-                    if let resampler { return resampler.process(input, into: output) }
-                    _ = output.update(fromContentsOf: input)
-                    return input.count
-                }
-            }
-            worker.resampled.withUnsafeBufferPointer { _ = worker.fifo.write(UnsafeBufferPointer(rebasing: $0[0..<produced])) }
-        }
-        worker.reference.withUnsafeMutableBufferPointer { _ = worker.fifo.read(into: $0) }
     }
 }
