@@ -19,7 +19,17 @@ struct WyomingMicSession: Sendable {
         parameters.chunkMilliseconds = Self.captureChunkMilliseconds
         parameters.processing = configuration.micProcessing
         let subscriber = try hub.subscribe(parameters, transport: .wyoming)
-        defer { hub.unsubscribe(subscriber) }
+        do {
+            try await stream(subscriber, over: connection)
+        } catch {
+            await hub.leave(subscriber)
+            throw error
+        }
+        // Leaving joins the processing thread of a group this connection was the last of.
+        await hub.leave(subscriber)
+    }
+
+    private func stream(_ subscriber: CaptureSubscriber, over connection: WyomingService.Connection) async throws {
         await CaptureConnection.limitSendBuffer(connection.channel)
         let configuration = configuration
         let format = configuration.micFormat
