@@ -29,12 +29,12 @@ test: test-deps
 	@scripts/test-card.sh start
 	scripts/run-tests.sh
 
+# The benchmarks are a package of their own (Benchmarks/).
 bench: test-deps
 	@scripts/test-card.sh start
 	$(SWIFT) build -c release --product audiogate
-	$(SWIFT) build -c release --product audiogate-bench
-	$(SWIFT) build -c release --product nio-floor
-	scripts/bench.sh
+	$(SWIFT) build -c release --package-path Benchmarks
+	Benchmarks/scripts/bench.sh
 
 # 100000 seeded mutations of a real file per decoder path (MP3, Ogg Opus, Ogg Vorbis, FLAC, WebM).
 fuzz: test-deps
@@ -42,4 +42,4 @@ fuzz: test-deps
 	AUDIOGATE_FUZZ_CASES=100000 $(SWIFT) test --skip-build --filter CodecFuzzTests
 
 clean:
-	rm -rf .build
+	rm -rf .build Benchmarks/.build

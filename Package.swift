@@ -11,7 +11,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "audiogate", targets: ["audiogate"]),
-        .library(name: "AudioGateServer", targets: ["AudioGateServer"]),
+        // For the Benchmarks package (Benchmarks/Package.swift), whose DSP benchmark runs these modules.
+        .library(name: "AudioGateCore", targets: ["AudioGateCore"]),
+        .library(name: "AudioGateDevices", targets: ["AudioGateDevices"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -103,20 +105,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
-        ),
-        // The networking stack's own floor under one client's steady work, for `make bench`.
-        .executableTarget(
-            name: "nio-floor",
-            dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-            ]
-        ),
-        .executableTarget(
-            name: "audiogate-bench",
-            dependencies: ["AudioGateCore", "AudioGateDevices"]
         ),
         .target(
             name: "AudioGateTestSupport",

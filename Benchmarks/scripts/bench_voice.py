@@ -23,7 +23,7 @@ import wave
 import numpy as np
 import websockets
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests/EndToEnd"))
 from e2e import cpu_sample, steal_percent  # noqa: E402
 
 RATE = 16000
@@ -218,7 +218,7 @@ async def main(args):
                     print(query, await fan_out(args, query))
             return
         print("## Voice processing (echo room)\n")
-        print(f"`scripts/bench-voice.sh` on {os.cpu_count()} cores, binary `{os.path.basename(os.path.dirname(args.binary))}`; "
+        print(f"`Benchmarks/scripts/bench-voice.sh` on {os.cpu_count()} cores, binary `{os.path.basename(os.path.dirname(args.binary))}`; "
               f"espeak-ng speech ({seconds_agent:.1f} s) played by the agent, 16 kHz mono. The room: null sink `spk` -> "
               "fixed 40 ms loopback -> null sink `room`, microphone `room.monitor`.\n")
         # Alternating runs, medians: the first second of either canceller moves by tens of dB from

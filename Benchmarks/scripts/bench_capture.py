@@ -6,7 +6,7 @@ chunks and frames per client, seq gaps, overruns, and the delay from each chunk'
 sample (timestamp_ms + chunk duration, on the server's CLOCK_MONOTONIC) to its arrival here
 (time.monotonic(), also CLOCK_MONOTONIC on Linux), plus hypervisor steal over the run.
 
-    .venv/bin/python scripts/bench_capture.py --url ws://127.0.0.1:8750/v1/capture --clients 100 --seconds 30
+    .venv/bin/python Benchmarks/scripts/bench_capture.py --url ws://127.0.0.1:8750/v1/capture --clients 100 --seconds 30
 
 With --processes K the clients are spread over K processes, so one Python event loop parsing
 thousands of messages a second does not add its own queueing to the measured delay.
@@ -23,7 +23,7 @@ import time
 import websockets
 
 # The /proc/stat reader is the end-to-end checks' one.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests/EndToEnd"))
 from e2e import cpu_sample, steal_percent  # noqa: E402
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Capture fan-out benchmark: release build, PulseAudio null-sink device, 1 and 100 WebSocket clients
 # at 16 kHz / 20 ms (encoding=json) for 30 s each; writes docs/bench-capture.md.
-#   scripts/bench-capture.sh [seconds]
+#   Benchmarks/scripts/bench-capture.sh [seconds]
 # Needs scripts/install-deps.sh test (PulseAudio, ALSA pulse plugin, .venv with websockets).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 seconds="${1:-30}"
 python=.venv/bin/python
@@ -14,7 +14,7 @@ scripts/test-card.sh start >/dev/null
 swift build -c release --product audiogate >/dev/null
 binary="$(swift build -c release --show-bin-path)/audiogate"
 
-. scripts/bench-server.sh
+. Benchmarks/scripts/bench-server.sh
 start_server "$binary" --device pulse
 
 clk_tck="$(getconf CLK_TCK)"
@@ -40,7 +40,7 @@ run() {
     samples="$(mktemp)"
     sample_server "$samples" &
     local sampler=$!
-    summary="$("$python" scripts/bench_capture.py \
+    summary="$("$python" Benchmarks/scripts/bench_capture.py \
         --url "ws://127.0.0.1:$port/v1/capture?rate=16000&chunk_ms=20&encoding=json" \
         --clients "$clients" --seconds "$seconds" --processes "$processes" \
         --status-url "http://127.0.0.1:$port/v1/status")"
@@ -78,7 +78,7 @@ print(f"""# Capture fan-out benchmark
 
 Release build, capture device `pulse` (PulseAudio null-sink monitor, 48 kHz), WebSocket clients at
 16 kHz mono s16le, 20 ms chunks, `encoding=json`, {seconds} s per run. Machine: {cpu}, {cores} CPUs.
-Produced by `scripts/bench-capture.sh` (load generator: `scripts/bench_capture.py`).
+Produced by `Benchmarks/scripts/bench-capture.sh` (load generator: `Benchmarks/scripts/bench_capture.py`).
 
 - chunks: fewest chunks any client received / chunks in {seconds} s.
 - CPU: server process, median of per-second samples of utime+stime from `/proc/<pid>/stat`, % of one core.

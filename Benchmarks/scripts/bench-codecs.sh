@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Decode CPU per compressed playback stream (MP3, Ogg Opus/Vorbis, FLAC, WebM); writes docs/bench-codecs.md.
-#   scripts/bench-codecs.sh                      release build (as make bench)
-#   AUDIOGATE_BIN=path scripts/bench-codecs.sh   an already built binary
+#   Benchmarks/scripts/bench-codecs.sh                      release build (as make bench)
+#   AUDIOGATE_BIN=path Benchmarks/scripts/bench-codecs.sh   an already built binary
 # Needs scripts/install-deps.sh bench (ffmpeg, the test card, .venv).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=.venv/bin/python
 [[ -x "$python" ]] || { echo "run scripts/install-deps.sh bench first" >&2; exit 1; }
@@ -13,7 +13,7 @@ if [[ -z "${AUDIOGATE_BIN:-}" ]]; then
     AUDIOGATE_BIN="$(swift build -c release --show-bin-path)/audiogate"
 fi
 
-. scripts/bench-server.sh
+. Benchmarks/scripts/bench-server.sh
 start_server "$AUDIOGATE_BIN" --device pulse
 mkdir -p docs
-"$python" scripts/bench_codecs.py --port "$port" --pid "$server" | tee docs/bench-codecs.md
+"$python" Benchmarks/scripts/bench_codecs.py --port "$port" --pid "$server" | tee docs/bench-codecs.md

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Idle and per-client cost of audiogate: server CPU, RSS and latency rows, optionally callgrind counts.
 
-    .venv/bin/python scripts/bench_idle.py --binary .build/release/audiogate --markdown docs/bench-idle.md
-    .venv/bin/python scripts/bench_idle.py --binary ... --callgrind-only   # instruction counts alone
+    .venv/bin/python Benchmarks/scripts/bench_idle.py --binary .build/release/audiogate --markdown docs/bench-idle.md
+    .venv/bin/python Benchmarks/scripts/bench_idle.py --binary ... --callgrind-only   # instruction counts alone
 
 CPU is the server process's utime+stime from /proc/PID/stat over a window, in % of one core; every
 figure is the median of --runs windows and has the hypervisor steal of its windows beside it.
-Capture clients are one C epoll process (scripts/capture_load.c, built into .build/) that counts the
+Capture clients are one C epoll process (capture_load.c, built into Benchmarks/.build/) that counts the
 binary payload each client receives, so its own cost stays far below the server's. Playback senders
-and the latency rows reuse scripts/bench_playback.py and scripts/bench_capture.py.
+and the latency rows reuse bench_playback.py and bench_capture.py (all in Benchmarks/scripts).
 
 The PulseAudio card must be running (scripts/test-card.sh start, or a private one via PULSE_SERVER).
 """
@@ -19,7 +19,6 @@ import json
 import math
 import os
 import pathlib
-import re
 import statistics
 import subprocess
 import sys
@@ -28,11 +27,14 @@ import threading
 import time
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCRIPTS = pathlib.Path(__file__).resolve().parent
+ROOT = SCRIPTS.parents[1]
+BENCH_BUILD = SCRIPTS.parent / ".build"
 sys.path.insert(0, str(ROOT / "Tests/EndToEnd"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(SCRIPTS))
 import e2e  # noqa: E402
 import bench_playback  # noqa: E402
+from callgrind import callgrind_counts, compiled  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -114,17 +116,8 @@ class Window:
         }
 
 
-def compiled(source, name):
-    """`source` built with cc into .build/NAME, rebuilt when the source is newer."""
-    out = ROOT / ".build" / name
-    if not out.exists() or out.stat().st_mtime < source.stat().st_mtime:
-        out.parent.mkdir(exist_ok=True)
-        subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
-    return out
-
-
 def build_load_generator():
-    return compiled(ROOT / "scripts/capture_load.c", "capture-load")
+    return compiled(SCRIPTS / "capture_load.c", "capture-load")
 
 
 WAKEUP_FLOOR_C = r"""
@@ -146,9 +139,9 @@ int main(int argc, char **argv) {
 
 def wakeup_floor(runs):
     """CPU microseconds one bare timer wake-up costs on this machine (a 100 Hz nanosleep loop)."""
-    source = ROOT / ".build/wakeup-floor.c"
-    out = ROOT / ".build/wakeup-floor"
-    source.parent.mkdir(exist_ok=True)
+    source = BENCH_BUILD / "wakeup-floor.c"
+    out = BENCH_BUILD / "wakeup-floor"
+    source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text("#include <stdlib.h>\n" + WAKEUP_FLOOR_C)
     subprocess.run(["cc", "-O2", "-o", str(out), str(source)], check=True)
     figures, steals = [], []
@@ -161,8 +154,8 @@ def wakeup_floor(runs):
 
 
 def floor_runs(arguments, runs):
-    """Median CPU % of `runs` runs of scripts/send_floor.c with `arguments`, with the steal beside it."""
-    out = compiled(ROOT / "scripts/send_floor.c", "send-floor")
+    """Median CPU % of `runs` runs of send_floor.c with `arguments`, with the steal beside it."""
+    out = compiled(SCRIPTS / "send_floor.c", "send-floor")
     figures, steals = [], []
     for _ in range(runs):
         before = e2e.cpu_sample()
@@ -173,7 +166,7 @@ def floor_runs(arguments, runs):
 
 
 def send_floor(runs, seconds, clients_list):
-    """CPU % of one core that a C program spends on the same sends with no server logic (scripts/send_floor.c)."""
+    """CPU % of one core that a C program spends on the same sends with no server logic (send_floor.c)."""
     return {str(clients): floor_runs([str(clients), str(seconds)], runs) for clients in clients_list}
 
 
@@ -184,7 +177,7 @@ def receive_floor(runs, seconds):
 
 
 class FloorServer:
-    """`nio-floor MODE` (Sources/nio-floor): a bare swift-nio WebSocket server doing one client's steady
+    """`nio-floor MODE` (Benchmarks/Sources/nio-floor): a bare swift-nio WebSocket server doing one client's steady
     work with no audio logic, paired like the server's client rows."""
 
     def __init__(self, binary, mode, port):
@@ -331,7 +324,7 @@ def click_row(server, args, clients):
             time.sleep(3 + clients / 200)
         before = e2e.cpu_sample()
         out = subprocess.run(
-            [sys.executable, str(ROOT / "scripts/bench_capture.py"),
+            [sys.executable, str(SCRIPTS / "bench_capture.py"),
              "--url", f"ws://127.0.0.1:{server.port}/v1/capture?rate=16000&chunk_ms=20&encoding=json",
              "--clients", str(probes), "--seconds", str(args.seconds)],
             capture_output=True, text=True, check=True).stdout
@@ -348,7 +341,7 @@ def playback_latency_row(server, args):
     results = []
     for _ in range(args.runs):
         out = subprocess.run(
-            [sys.executable, str(ROOT / "scripts/bench_playback.py"), "--url", server.base,
+            [sys.executable, str(SCRIPTS / "bench_playback.py"), "--url", server.base,
              "--streams", "8", "--seconds", str(args.seconds), "--posts", "100", "--clears", "0",
              "--server-pid", str(server.pid)],
             capture_output=True, text=True, check=True).stdout
@@ -432,86 +425,9 @@ def first_sound_row(args):
             "steal": round(statistics.median(steals), 2)}
 
 
-def callgrind_counts(binary, loader, clients_list, seconds):
-    """Instructions per capture period (loopback card, 10 ms) with N binary capture clients."""
-    rows = {}
-    port = e2e.free_port()
-    out_dir = tempfile.mkdtemp(prefix="bench-idle-callgrind-")
-    # valgrind 3.19 (Debian 12) cannot read the DWARF 5 debug info Swift 6 writes: profile a copy
-    # without it (the symbol table stays, so functions keep their names).
-    stripped = pathlib.Path(out_dir) / "audiogate"
-    subprocess.run(["objcopy", "--strip-debug", str(binary), str(stripped)], check=True)
-    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out.%p",
-            str(stripped), "serve", "--device", "loopback",
-            "--host", "127.0.0.1", "--port", str(port),
-            "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", out_dir]
-    # Devices kept running, so every row counts the same periods; by environment, which builds from
-    # before --device-idle-ms existed ignore.
-    environment = dict(os.environ, AUDIOGATE_DEVICE_IDLE_MS="0")
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
-    base = f"http://127.0.0.1:{port}"
-
-    def frames():
-        with urllib.request.urlopen(base + "/v1/status", timeout=30) as r:
-            return json.loads(r.read())["capture"]["frames"]
-
-    try:
-        if not e2e.wait_for(lambda: _healthy(base), 120):
-            raise RuntimeError("server under callgrind did not start")
-        time.sleep(3)
-        for clients in clients_list:
-            load = start_load(loader, port, clients, 0, seconds + 20 + clients / 5) if clients else None
-            time.sleep(5 + clients / 5)
-            subprocess.run(["callgrind_control", "-z", str(server.pid)], check=True, capture_output=True)
-            first = frames()
-            time.sleep(seconds)
-            last = frames()
-            dump = subprocess.run(["callgrind_control", "-d", f"n{clients}", str(server.pid)],
-                                  check=True, capture_output=True, text=True)
-            instructions = _latest_total(out_dir)
-            periods = (last - first) / 480
-            rows[clients] = {"instructions_per_period": round(instructions / periods) if periods else None,
-                             "periods": round(periods)}
-            if load:
-                load.kill()
-                load.wait()
-            time.sleep(2)
-            del dump
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    return rows
-
-
-def _healthy(base):
-    try:
-        with urllib.request.urlopen(base + "/healthz", timeout=5):
-            return True
-    except OSError:
-        return False
-
-
-def _latest_total(out_dir):
-    dumps = sorted(pathlib.Path(out_dir).glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
-    text = dumps[-1].read_text(errors="replace")
-    match = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
-    return int(match.group(1))
-
-
-def markdown(result, before=None):
-    """The docs/bench-idle.md fragment for one result, with an earlier result's CPU beside it."""
-    before = before or {}
-
-    def earlier(key, field="cpu", over=None):
-        row = before.get(key)
-        if not row or field not in row:
-            return ""
-        if over and before.get(over):
-            return f"{row[field]:.2f} ({row[field] - before[over][field]:+.2f})"
-        return f"{row[field]:.2f}" if isinstance(row[field], float) else str(row[field])
+def markdown(result):
+    """The docs/bench-idle.md fragment for one result. Comparisons with earlier code are the
+    callgrind gate's (callgrind_gate.py), not a table of earlier figures."""
 
     def cpu(key, over=None):
         row = result.get(key)
@@ -535,15 +451,15 @@ def markdown(result, before=None):
     lines = [
         "## Idle and per-client cost",
         "",
-        f"`scripts/bench-idle.sh`: release build, server CPU in % of one core (utime+stime from `/proc/PID/stat`),",
+        f"`Benchmarks/scripts/bench-idle.sh`: release build, server CPU in % of one core (utime+stime from `/proc/PID/stat`),",
         f"median of {result['runs']} windows of {result['seconds']:.0f} s each; steal is the hypervisor's share of the",
         "whole machine over the same windows (`/proc/stat`). Capture clients: 16 kHz mono s16le, 20 ms chunks,",
-        "binary WebSocket, from one C epoll process (`scripts/capture_load.c`); *real time* is the fewest",
+        "binary WebSocket, from one C epoll process (`Benchmarks/scripts/capture_load.c`); *real time* is the fewest",
         "payload bytes any client received over the window divided by 32000 B/s x window. Playback sender:",
         "24 kHz s16le, 20 ms chunks on a real-time schedule. Device period 10 ms, buffer 40 ms.",
         "",
-        "| case | server CPU % (median) | runs | device threads / event loops / other % | same sends (reads) from C % | same path on bare swift-nio % | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target | before: CPU % / real time / RSS MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | server CPU % (median) | runs | device threads / event loops / other % | same sends (reads) from C % | same path on bare swift-nio % | real time (min client) | wake-ups/s | RSS MB | steal % (load avg) | target |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     floors = result.get("send_floor", {})
     nio_floors = result.get("nio_floor", {})
@@ -564,14 +480,10 @@ def markdown(result, before=None):
         ("pulse + 500 capture clients", "pulse_capture500", None, "<= 25 %, <= 100 MB"),
         ("pulse + 1000 capture clients", "pulse_capture1000", None, "<= 50 %, every client >= 97 % real time"),
     ]
-    # Devices were always open before --device-idle-ms: the earlier idle rows compare with the open ones.
-    earlier_key = {"loopback_open": "loopback_idle", "pulse_open": "pulse_idle", "loopback_idle": None, "pulse_idle": None,
-                   "loopback_open_capture1": None, "loopback_open_playback1": None}
     for name, key, over, target in rows:
         row = result.get(key)
         if not row:
             continue
-        old_key = earlier_key.get(key, key)
         figure, steal = cpu(key, over)
         realtime = f"{100 * row['realtime_min']:.1f} %" if "realtime_min" in row else ""
         runs = " / ".join(f"{v:.2f}" for v in row["cpu_runs"])
@@ -581,14 +493,7 @@ def markdown(result, before=None):
         floor_text = f"{floor_row['cpu']:.2f}" if floor_row else ""
         nio_row = nio_floors.get({"loopback_open_capture1": "capture", "loopback_open_playback1": "playback"}.get(key, ""))
         nio_text = f"+{nio_row['cost']:.2f}" if nio_row else ""
-        old = ""
-        if old_key and before.get(old_key):
-            old_row = before[old_key]
-            old = earlier(old_key, over=over)
-            if "realtime_min" in old_row:
-                old += f" / {100 * old_row['realtime_min']:.1f} %"
-            old += f" / {old_row['rss']:.0f}"
-        lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {nio_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} | {old} |")
+        lines.append(f"| {name} | {figure} | {runs} | {threads} | {floor_text} | {nio_text} | {realtime} | {wakeups} | {row['rss']:.0f} | {steal} | {target} |")
     lines.append("")
     lines += [
         "A client on the default server starts its own device (and only that one), so its rows are over",
@@ -621,7 +526,7 @@ def markdown(result, before=None):
         ]
     if floors:
         lines += [
-            "*Same sends from C* (`scripts/send_floor.c`): one thread woken every 20 ms writes a 644-byte message",
+            "*Same sends from C* (`Benchmarks/scripts/send_floor.c`): one thread woken every 20 ms writes a 644-byte message",
             "(a 20 ms chunk and its WebSocket header) to each of N loopback TCP connections that a second process",
             "drains, as the load generator does; no server logic at all. It is the floor under one send per chunk",
             "per client on this machine: "
@@ -640,7 +545,7 @@ def markdown(result, before=None):
         ]
     if nio_floors:
         lines += [
-            "*Same path on bare swift-nio* (`Sources/nio-floor`, built by `make bench`): the server's own networking",
+            "*Same path on bare swift-nio* (`Benchmarks/Sources/nio-floor`, built by `make bench`): the server's own networking",
             "with the audio taken out, paired like the kept-open client rows. `nio-floor capture`: a thread woken every",
             "20 ms (as the capture thread is) hands a ready-made 644-byte binary frame to the client's event loop, which",
             "writes and flushes it from the frame encoder's context; `nio-floor playback`: the event loop reads each",
@@ -650,41 +555,38 @@ def markdown(result, before=None):
             "",
         ]
     lines += [
-        "*before*: the same rows on the code before the batched capture fan-out (`docs/bench-idle-before.json`,",
-        "measured while other builds ran on the machine: load average 2-9; wake-ups were not yet recorded).",
         "*wake-ups/s*: context switches of all server threads per second (`/proc/PID/task/*/status`),",
         "which unlike CPU time do not depend on what else the machine runs.",
         "",
     ]
     if "click_1" in result:
         lines += [
-            "| latency (pulse card) | p99, median of runs | runs | steal % | target | before |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "| latency (pulse card) | p99, median of runs | runs | steal % | target |",
+            "| --- | --- | --- | --- | --- |",
         ]
         for name, key in (("capture to client, 1 client", "click_1"), ("capture to client, 500 clients", "click_500")):
             row = result.get(key)
             if not row:
                 continue
             lines.append(f"| {name} | {row['p99_ms']} ms | {' / '.join(str(v) for v in row['p99_runs'])} | "
-                         f"{row['steal']} | <= 30 ms | {before.get(key, {}).get('p99_ms', '')} |")
+                         f"{row['steal']} | <= 30 ms |")
         pb = result.get("playback_latency") or {"post_p99_ms": "n/a", "post_p99_runs": [], "post_steal": "n/a",
                                                 "underruns": [], "xruns": [], "senders_steal": "n/a"}
         lines.append(f"| POST first byte to the card (100 uploads) | {pb['post_p99_ms']} ms | "
-                     f"{' / '.join(str(v) for v in pb['post_p99_runs'])} | {pb['post_steal']} | <= 60 ms | "
-                     f"{before.get('playback_latency', {}).get('post_p99_ms', '')} |")
+                     f"{' / '.join(str(v) for v in pb['post_p99_runs'])} | {pb['post_steal']} | <= 60 ms |")
         lines.append(f"| 8 jittered senders (0-15 ms), underruns / device xruns | "
-                     f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 | |")
+                     f"{sum(pb['underruns'])} / {sum(pb['xruns'])} | {pb['underruns']} | {pb['senders_steal']} | 0 |")
         first = result.get("first_sound")
         if first:
             lines.append(f"| POST to first sound at the monitor, speaker stopped after idle / running (pulse) | "
                          f"{first['idle_ms']} / {first['running_ms']} ms | "
                          f"{' / '.join(str(v) for v in first['idle_runs'])} ; {' / '.join(str(v) for v in first['running_runs'])} | "
-                         f"{first['steal']} | | |")
+                         f"{first['steal']} | |")
         lines += [
             "",
-            "Capture to client: `scripts/bench_capture.py` (JSON clients, up to 5 of them measuring while the C",
+            "Capture to client: `Benchmarks/scripts/bench_capture.py` (JSON clients, up to 5 of them measuring while the C",
             "generator holds the rest), arrival time minus the capture time of a chunk's last sample. POST and",
-            "senders: `scripts/bench_playback.py`.",
+            "senders: `Benchmarks/scripts/bench_playback.py`.",
             "",
         ]
     if "callgrind" not in result:
@@ -700,50 +602,33 @@ def markdown(result, before=None):
             "Instructions per capture period (callgrind, loopback card, 10 ms periods, whole server process:",
             "device threads, event loops and clients' sockets, divided by the periods the card delivered):",
             "",
-            "| capture clients | instructions / period | periods counted | before | ratio |",
-            "| --- | --- | --- | --- | --- |",
+            "| capture clients | instructions / period | periods counted |",
+            "| --- | --- | --- |",
         ]
-        # An earlier build counted in this run, else the counts kept with the earlier figures.
-        earlier_counts = result.get("callgrind_before") or before.get("callgrind", {})
         for clients, row in sorted(result["callgrind"].items(), key=lambda kv: int(kv[0])):
-            old = earlier_counts.get(clients) or earlier_counts.get(str(clients)) or {}
-            now, then = row["instructions_per_period"], old.get("instructions_per_period")
-            old_text = f"{then:,}" if then else ""
-            ratio = ""
-            if then and now:
-                ratio = f"{then / now:.2f}x fewer" if then >= now else f"{now / then:.2f}x more"
-            lines.append(f"| {clients} | {now:,} | {row['periods']} | {old_text} | {ratio} |")
-        label = result.get("callgrind_before_label") or before.get("callgrind_label") or (
-            "the tree before the idle and resampler work (libsamplerate, devices always open), built with the"
-            " synchronous entry point so valgrind can run it")
-        lines += ["", f"*before*: {label}."]
-        lines.append("")
+            lines.append(f"| {clients} | {row['instructions_per_period']:,} | {row['periods']} |")
+        lines += ["", "The same counts are held to thresholds by the performance gate (`make bench-gate`).", ""]
     return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", type=pathlib.Path, default=ROOT / ".build/release/audiogate")
-    parser.add_argument("--nio-floor", type=pathlib.Path, default=ROOT / ".build/release/nio-floor")
+    parser.add_argument("--nio-floor", type=pathlib.Path, default=ROOT / "Benchmarks/.build/release/nio-floor")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=pathlib.Path, help="write the raw figures here")
     parser.add_argument("--markdown", type=pathlib.Path, help="write the docs fragment here")
     parser.add_argument("--from-json", type=pathlib.Path, help="only render --markdown from saved figures")
-    parser.add_argument("--before", type=pathlib.Path, help="earlier figures (--json) to show beside these")
     parser.add_argument("--callgrind-seconds", type=float, default=10)
     parser.add_argument("--callgrind-clients", default="0,1,100")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count instructions per capture period (needs a valgrind that runs the binary)")
     parser.add_argument("--rows", default="", help="comma-separated row names to run (default: all)")
     parser.add_argument("--callgrind-only", action="store_true")
-    parser.add_argument("--callgrind-before", type=pathlib.Path,
-                        help="an earlier build (with the synchronous main) to count beside this one")
-    parser.add_argument("--callgrind-before-label", default="", help="what the earlier build is, for the docs")
     args = parser.parse_args()
     if args.from_json:
-        earlier_result = json.loads(args.before.read_text()) if args.before else None
-        args.markdown.write_text(markdown(json.loads(args.from_json.read_text()), earlier_result))
+        args.markdown.write_text(markdown(json.loads(args.from_json.read_text())))
         return
     loader = build_load_generator()
     rows = set(filter(None, args.rows.split(",")))
@@ -836,17 +721,12 @@ def main():
         counts = [int(n) for n in args.callgrind_clients.split(",")]
         try:
             result["callgrind"] = callgrind_counts(args.binary, loader, counts, args.callgrind_seconds)
-            if args.callgrind_before:
-                result["callgrind_before_label"] = args.callgrind_before_label
-                result["callgrind_before"] = callgrind_counts(
-                    args.callgrind_before, loader, counts, args.callgrind_seconds)
         except (RuntimeError, subprocess.CalledProcessError) as error:
             print(f"bench-idle: callgrind counts failed: {error}", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
     if args.markdown:
-        earlier_result = json.loads(args.before.read_text()) if args.before else None
-        args.markdown.write_text(markdown(result, earlier_result))
+        args.markdown.write_text(markdown(result))
     print(json.dumps(result))
 
 

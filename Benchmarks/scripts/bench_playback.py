@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Playback benchmark for audiogate: concurrent WebSocket streams, POST latency, clear-to-silence.
 
-Prints one JSON object. Needs a running server (see scripts/bench-playback.sh) and `websockets`.
+Prints one JSON object. Needs a running server (see Benchmarks/scripts/bench-playback.sh) and `websockets`.
 
-  python3 scripts/bench_playback.py --url http://127.0.0.1:8750 --streams 8 --seconds 30 --server-pid PID
+  python3 Benchmarks/scripts/bench_playback.py --url http://127.0.0.1:8750 --streams 8 --seconds 30 --server-pid PID
 """
 import argparse
 import asyncio
@@ -21,7 +21,7 @@ import urllib.request
 import websockets
 
 # The /proc/stat reader is the end-to-end checks' one.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests/EndToEnd"))
 import e2e  # noqa: E402
 
 read_steal = e2e.cpu_sample

@@ -3,11 +3,11 @@
 # canceller beside PulseAudio's module-echo-cancel (aec_method=webrtc) on the same room, CPU of each
 # processing setting at 16 kHz, the latency processing adds, and the cost of 100 clients sharing
 # aec=true against 100 plain clients; writes docs/bench-voice.md.
-#   scripts/bench-voice.sh              release build (as make bench)
-#   AUDIOGATE_BIN=path scripts/bench-voice.sh   an already built binary
+#   Benchmarks/scripts/bench-voice.sh              release build (as make bench)
+#   AUDIOGATE_BIN=path Benchmarks/scripts/bench-voice.sh   an already built binary
 # Needs scripts/install-deps.sh bench (PulseAudio, espeak-ng, .venv with websockets).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 python=.venv/bin/python
 [[ -x "$python" ]] || { echo "run scripts/install-deps.sh bench first" >&2; exit 1; }
@@ -17,7 +17,7 @@ if [[ -z "${AUDIOGATE_BIN:-}" ]]; then
     AUDIOGATE_BIN="$(swift build -c release --show-bin-path)/audiogate"
 fi
 
-. scripts/bench-server.sh
+. Benchmarks/scripts/bench-server.sh
 start_server "$AUDIOGATE_BIN" --capture-device pulse:room.monitor --playback-device pulse:spk
 mkdir -p docs
-"$python" scripts/bench_voice.py --port "$port" --pid "$server" --binary "$AUDIOGATE_BIN" | tee docs/bench-voice.md
+"$python" Benchmarks/scripts/bench_voice.py --port "$port" --pid "$server" --binary "$AUDIOGATE_BIN" | tee docs/bench-voice.md

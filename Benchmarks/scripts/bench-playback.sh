@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Playback benchmark: release build, server on the test card (ALSA pulse -> PulseAudio null sink),
 # 8 concurrent WebSocket streams, POST-to-speaker latency and clear-to-silence.
-# Writes docs/bench-playback.md. Usage: scripts/bench-playback.sh [--streams N] [--seconds S]
+# Writes docs/bench-playback.md. Usage: Benchmarks/scripts/bench-playback.sh [--streams N] [--seconds S]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 streams=8
 seconds=30
@@ -20,11 +20,11 @@ scripts/test-card.sh start
 swift build -c release --product audiogate
 binary="$(swift build -c release --product audiogate --show-bin-path)/audiogate"
 
-. scripts/bench-server.sh
+. Benchmarks/scripts/bench-server.sh
 start_server "$binary" --device pulse
 
 result="$(mktemp)"
-.venv/bin/python scripts/bench_playback.py --url "http://127.0.0.1:$port" --streams "$streams" --seconds "$seconds" \
+.venv/bin/python Benchmarks/scripts/bench_playback.py --url "http://127.0.0.1:$port" --streams "$streams" --seconds "$seconds" \
     --server-pid "$server" | tee "$result"
 
 .venv/bin/python - "$result" <<'PY' > docs/bench-playback.md
@@ -37,7 +37,7 @@ budget = p["buffer_ms"] + 2 * p["period_ms"]
 print("# Playback benchmark\n")
 print(f"Release build, ALSA `pulse` into a PulseAudio null sink (48 kHz), {platform.machine()} {cpu}, "
       f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} CPUs. "
-      "Produced by `scripts/bench-playback.sh`; raw figures from `scripts/bench_playback.py`. "
+      "Produced by `Benchmarks/scripts/bench-playback.sh`; raw figures from `Benchmarks/scripts/bench_playback.py`. "
       "Steal is hypervisor steal time over the same interval (/proc/stat).\n")
 print("| measurement | result | target | steal |")
 print("| --- | --- | --- | --- |")

@@ -17,7 +17,7 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Tests/EndToEnd"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests/EndToEnd"))
 from e2e import cpu_sample, steal_percent  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -57,7 +57,7 @@ def main():
 
     print("## Compressed playback (decode CPU per stream)")
     print()
-    print(f"`scripts/bench-codecs.sh`: a {SECONDS} s stereo tone per codec, made by ffmpeg, POSTed to the release")
+    print(f"`Benchmarks/scripts/bench-codecs.sh`: a {SECONDS} s stereo tone per codec, made by ffmpeg, POSTed to the release")
     print("server; the server's CPU time over the request less its idle rate is the stream's decode, resample")
     print(f"and queueing cost. *x realtime/core* = seconds of audio per second of CPU; median of {args.runs} runs.")
     print()
