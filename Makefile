@@ -4,7 +4,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test deps test-deps bench fuzz clean have-swift
+.PHONY: run build release test deps test-deps bench bench-gate fuzz clean have-swift
 
 # Debian packages no Swift: say so in one line instead of make's "command not found".
 have-swift:
@@ -29,12 +29,20 @@ test: test-deps
 	@scripts/test-card.sh start
 	scripts/run-tests.sh
 
-# The benchmarks are a package of their own (Benchmarks/).
+# The benchmarks are a package of their own (Benchmarks/); the run ends with the callgrind gate and
+# fails when it does.
 bench: test-deps
 	@scripts/test-card.sh start
 	$(SWIFT) build -c release --product audiogate
 	$(SWIFT) build -c release --package-path Benchmarks
 	Benchmarks/scripts/bench.sh
+
+# The callgrind gate alone: instruction counts per capture and playback period and per playback
+# message against Benchmarks/thresholds.json (valgrind and the loopback card, no sound card needed).
+bench-gate: have-swift
+	@scripts/install-deps.sh gate
+	$(SWIFT) build -c release --product audiogate
+	python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate
 
 # 100000 seeded mutations of a real file per decoder path (MP3, Ogg Opus, Ogg Vorbis, FLAC, WebM).
 fuzz: test-deps

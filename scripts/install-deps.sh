@@ -4,6 +4,7 @@
 #   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools,
 #                                     ffmpeg (codec fixtures), espeak-ng, Chromium and its WebDriver (the demo page check)
 #   scripts/install-deps.sh bench     the test set without Chromium; both add valgrind for the idle benchmark
+#   scripts/install-deps.sh gate      build set and what the callgrind gate needs (valgrind, binutils, cc, python3)
 set -euo pipefail
 
 want=(libasound2-dev libspeexdsp-dev libwebrtc-audio-processing-dev g++ pkg-config)
@@ -15,10 +16,13 @@ fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)
 fi
-# Instruction counts per capture period in the idle benchmark: valgrind, and objcopy (binutils) for a
+# Instruction counts in the idle benchmark and the callgrind gate: valgrind, and objcopy (binutils) for a
 # copy of the binary without the DWARF 5 debug info valgrind 3.19 cannot read.
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
     want+=(valgrind binutils)
+fi
+if [[ "${1:-}" == "gate" ]]; then
+    want+=(valgrind binutils gcc libc6-dev python3)
 fi
 
 missing=()

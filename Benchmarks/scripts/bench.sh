@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `make bench`: release-built benchmarks; figures (medians, with hypervisor steal) into docs/benchmarks.md.
-# Expects the release server (swift build -c release --product audiogate) and this package
-# (swift build -c release --package-path Benchmarks) built.
+# `make bench`: release-built benchmarks; figures (medians, with hypervisor steal) into docs/benchmarks.md,
+# and the callgrind performance gate (callgrind_gate.py against Benchmarks/thresholds.json). Expects the
+# release server (swift build -c release --product audiogate) and this package (swift build -c release
+# --package-path Benchmarks) built. The other benchmarks run even when the gate fails; the exit status
+# is the gate's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p docs
@@ -34,14 +36,21 @@ TEXT
 [[ -x Benchmarks/scripts/bench-voice.sh ]] && AUDIOGATE_BIN=.build/release/audiogate Benchmarks/scripts/bench-voice.sh >/dev/null || echo "bench: voice processing benchmark failed or missing" >&2
 [[ -x Benchmarks/scripts/bench-codecs.sh ]] && AUDIOGATE_BIN=.build/release/audiogate Benchmarks/scripts/bench-codecs.sh >/dev/null || echo "bench: codec benchmark failed or missing" >&2
 
+gate=0
+python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate --markdown docs/bench-gate.md || gate=$?
+
 {
     echo "# Benchmarks"
     echo
     echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
     echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
     echo
-    for part in docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md; do
+    for part in docs/bench-gate.md docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md; do
         [[ -f "$part" ]] && { cat "$part"; echo; }
     done
 } > docs/benchmarks.md
 echo "bench: wrote docs/benchmarks.md"
+if ((gate != 0)); then
+    echo "bench: the callgrind performance gate failed (see above)" >&2
+    exit "$gate"
+fi

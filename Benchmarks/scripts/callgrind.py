@@ -7,7 +7,7 @@ window, and they are dumped (`callgrind_control -d`); the dump's total is divide
 the card ran in the window (frames from /v1/status over the period of 480 frames, 10 ms at 48 kHz).
 Nothing here needs more than the standard library, valgrind, objcopy and a C compiler.
 
-Used by bench_idle.py (the idle benchmark's table).
+Used by callgrind_gate.py (the performance gate) and bench_idle.py (the idle benchmark's table).
 """
 import json
 import os
@@ -41,6 +41,11 @@ def capture_loader():
     return compiled(SCRIPTS / "capture_load.c", "capture-load")
 
 
+def playback_loader():
+    """scripts/playback_load.c: N playback streams sending 20 ms of 24 kHz s16le in real time."""
+    return compiled(SCRIPTS / "playback_load.c", "playback-load", ["-lm"])
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -60,6 +65,11 @@ def start_capture_load(loader, port, clients, warmup, seconds, path=CAPTURE_PATH
     return subprocess.Popen(
         [str(loader), "127.0.0.1", str(port), path, str(clients), str(warmup), str(seconds)],
         stdout=subprocess.PIPE, text=True)
+
+
+def start_playback_load(loader, port, streams, seconds):
+    return subprocess.Popen([str(loader), "127.0.0.1", str(port), str(streams), str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
 
 
 class CallgrindServer:
@@ -97,16 +107,17 @@ class CallgrindServer:
         with urllib.request.urlopen(self.base + "/v1/status", timeout=30) as r:
             return json.loads(r.read())
 
-    def window(self, seconds, label, frames):
+    def window(self, seconds, label, frames=None):
         """Zeroes the counters, waits `seconds`, dumps them; returns (the dump, periods in the window).
-        `frames(status)` is the frame counter the periods are counted by."""
+        `frames(status)` is the frame counter the periods are counted by; without it no status is read
+        (and the periods are None)."""
         subprocess.run(["callgrind_control", "-z", str(self.process.pid)], check=True, capture_output=True)
-        first = frames(self.status())
+        first = frames(self.status()) if frames else None
         time.sleep(seconds)
-        last = frames(self.status())
+        last = frames(self.status()) if frames else None
         subprocess.run(["callgrind_control", "-d", label, str(self.process.pid)],
                        check=True, capture_output=True, text=True)
-        return latest_dump(self.out_dir), (last - first) / PERIOD_FRAMES
+        return latest_dump(self.out_dir), ((last - first) / PERIOD_FRAMES if frames else None)
 
     def stop(self):
         self.process.terminate()
@@ -121,6 +132,10 @@ def capture_frames(status):
     return status["capture"]["frames"]
 
 
+def played_frames(status):
+    return status["playback"]["played_frames"]
+
+
 def latest_dump(out_dir):
     dumps = sorted(pathlib.Path(out_dir).glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
     return dumps[-1]
@@ -129,6 +144,56 @@ def latest_dump(out_dir):
 def total_instructions(dump):
     match = re.search(r"^(?:summary|totals):\s*(\d+)", dump.read_text(errors="replace"), re.M)
     return int(match.group(1))
+
+
+def calls_into(dump, matches):
+    """Calls into the functions whose names satisfy `matches`, from a callgrind out file's `calls=`
+    lines: {name: (calls, inclusive instructions of those calls)}. Each `calls=` line is followed by
+    a cost line whose first event (Ir) is the inclusive cost of those calls."""
+    names, result = {}, {}
+    positions = 1
+    callee = None
+    expect_cost = None
+    for line in dump.read_text(errors="replace").splitlines():
+        if expect_cost is not None:
+            fields = line.split()
+            if len(fields) > positions:
+                ir = int(fields[positions])
+                calls, inclusive = result.get(callee, (0, 0))
+                result[callee] = (calls + expect_cost, inclusive + ir)
+            expect_cost = None
+            continue
+        if line.startswith("positions:"):
+            positions = len(line.split()) - 1
+        elif line.startswith("cfn=") or line.startswith("cfunc="):
+            spec = line.split("=", 1)[1]
+            m = re.match(r"\((\d+)\)(?:\s+(.*))?$", spec)
+            if m:
+                if m.group(2) is not None:
+                    names[m.group(1)] = m.group(2)
+                callee = names.get(m.group(1), m.group(1))
+            else:
+                callee = spec
+        elif line.startswith("fn="):
+            # Defines names too (compressed ids are shared between fn= and cfn=).
+            m = re.match(r"\((\d+)\)\s+(.*)$", line[3:])
+            if m:
+                names[m.group(1)] = m.group(2)
+        elif line.startswith("calls="):
+            if callee is not None and matches(callee):
+                expect_cost = int(line.split("=", 1)[1].split()[0])
+    return result
+
+
+def per_call(dump, matches):
+    """(inclusive instructions per call, calls) of the matching function with the largest inclusive
+    cost: a protocol witness thunk and the method it calls have the same calls, the thunk includes
+    the method."""
+    found = calls_into(dump, matches)
+    if not found:
+        return None, 0
+    calls, inclusive = max(found.values(), key=lambda v: v[1])
+    return (inclusive / calls if calls else None), calls
 
 
 def capture_counts(server, loader, clients_list, seconds):
@@ -157,3 +222,44 @@ def callgrind_counts(binary, loader, clients_list, seconds):
     finally:
         server.stop()
 
+
+def is_playback_read(name):
+    """The playback socket's NIO handler's channelRead (not channelReadComplete), mangled or not."""
+    return "PlaybackFrameHandler" in name and re.search(r"channelRead(?!Complete)", name) is not None
+
+
+def is_mixer_render(name):
+    """The playback mixer's render of one device period (PlaybackMixer.render(into:frames:...))."""
+    return "PlaybackMixer" in name and re.search(r"render", name) is not None
+
+
+def playback_counts(server, loader, streams_list, seconds):
+    """Playback with N WebSocket streams (24 kHz s16le, 20 ms messages in real time, distinct stream
+    names): per device period, the inclusive instructions of the mixer's render of one period (the
+    device thread's work), and with one stream also the whole process per period; per message from
+    the socket to the stream's queue, the inclusive instructions of PlaybackFrameHandler.channelRead
+    per call.
+
+    Under callgrind the whole server runs on one core at a fraction of its speed: with 8 streams the
+    per-message resampling alone asks for about 40 million instructions a second and it falls behind
+    (reads pile up, status requests time out), so whole-process counts per period are only taken where
+    it keeps real time (1 stream). Per-call counts do not depend on keeping up."""
+    rows = {}
+    for streams in streams_list:
+        load = start_playback_load(loader, server.port, streams, seconds + 20)
+        time.sleep(5)
+        realtime = streams == 1
+        dump, periods = server.window(seconds, f"playback{streams}", played_frames if realtime else None)
+        message, calls = per_call(dump, is_playback_read)
+        render, renders = per_call(dump, is_mixer_render)
+        row = {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
+               "instructions_per_message": round(message) if message else None, "messages": calls}
+        if realtime:
+            instructions = total_instructions(dump)
+            row.update({"instructions_per_period": round(instructions / periods) if periods else None,
+                        "periods": round(periods)})
+        rows[streams] = row
+        load.kill()
+        load.wait()
+        time.sleep(3)
+    return rows
