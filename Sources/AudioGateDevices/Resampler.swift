@@ -72,7 +72,7 @@ public final class Resampler {
     }
 
     /// Which converter a `fastest` resampler uses, so benchmarks can set them side by side.
-    package enum Engine: Sendable {
+    public enum Engine: Sendable {
         /// The polyphase filter where the ratio allows, in the widest vector unit; speexdsp otherwise.
         case automatic
         /// The polyphase filter kept to the baseline vector unit (SSE2, NEON).
@@ -82,7 +82,7 @@ public final class Resampler {
     }
 
     /// Creates a resampler with a chosen converter.
-    package init(
+    public init(
         inputRate: Int, outputRate: Int, channels: Int, quality: Quality, engine: Engine
     ) throws(ResamplerError) {
         guard let inputRate32 = UInt32(exactly: inputRate), let outputRate32 = UInt32(exactly: outputRate),
