@@ -48,7 +48,7 @@ final class CaptureChannelWriter: Sendable {
 
     /// Writes the start message, then whatever the subscriber queued meanwhile; on the event loop.
     func start(_ subscriber: CaptureSubscriber, message: String) {
-        channel.eventLoop.assertInEventLoop()
+        assertOnEventLoop()
         encoderContext = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         targetAddresses = (
             encoderContext.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) },
@@ -65,7 +65,7 @@ final class CaptureChannelWriter: Sendable {
 
     /// Writes every queued event while the socket takes more; on the event loop.
     func drain(_ subscriber: CaptureSubscriber) {
-        channel.eventLoop.assertInEventLoop()
+        assertOnEventLoop()
         guard channel.isWritable else {
             // Nothing is taken now; the next period's append hands the subscriber back.
             subscriber.drainStarted()
@@ -130,7 +130,7 @@ final class CaptureChannelWriter: Sendable {
     /// Writes a lane's chunk to a member's socket at once, if the socket takes it and nothing is
     /// queued before it; on the event loop. False: queue it instead.
     func writeDirect(_ chunk: SharedChunk, for subscriber: CaptureSubscriber) -> Bool {
-        channel.eventLoop.assertInEventLoop()
+        assertOnEventLoop()
         guard let encoder = encoderContext, channel.isWritable, subscriber.takeDirect() else { return false }
         encoder.writeAndFlush(NIOAny(chunk.frame), promise: nil)
         drain.noteSent(ready: chunk.ready)
@@ -145,7 +145,7 @@ final class CaptureChannelWriter: Sendable {
     /// Starts loading the channel, its pipeline and the encoder's context, which `writeDirect` goes
     /// through, into the cache.
     func prefetchTargets() {
-        channel.eventLoop.assertInEventLoop()
+        assertOnEventLoop()
         audiogate_prefetch(UnsafeRawPointer(bitPattern: UInt(bitPattern: ObjectIdentifier(channel))), 384)
         audiogate_prefetch(targetAddresses.context, 128)
         audiogate_prefetch(targetAddresses.pipeline, 128)
@@ -246,5 +246,12 @@ final class CaptureChannelWriter: Sendable {
         buffer.clear()
         buffer.moveWriterIndex(forwardBy: headerRoom)
         buffer.moveReaderIndex(forwardBy: headerRoom)
+    }
+
+    /// Debug builds check that the caller runs on the channel's event loop; release builds do not
+    /// even read the channel's event loop (an `assert` condition is not evaluated there).
+    @inline(__always)
+    private func assertOnEventLoop() {
+        assert(channel.eventLoop.inEventLoop, "CaptureChannelWriter used off its channel's event loop")
     }
 }

@@ -35,13 +35,15 @@ extension CaptureSubscriber {
     enum Queue {
         case copies(CopiedChunks)
         case shared(SharedChunks)
-        /// Only while one of the others is changed in place (so its storage is never copied).
-        case modifying
     }
 
     struct State {
         var lifecycle = Lifecycle.open(.starting)
-        var queue: Queue
+        /// Exactly one of the two is set, for good. Two optionals rather than the `Queue` enum: the
+        /// fan-out changes them in place every period, and an optional's payload is changed in
+        /// place without copying the other type's storage through the enum's value witnesses.
+        var copies: CopiedChunks?
+        var shared: SharedChunks?
         var pendingDroppedFrames = 0
         var droppedFrames = 0
         /// Device events, each with the number of chunks completed before it: it is handed out only
@@ -56,7 +58,10 @@ extension CaptureSubscriber {
         var handedOut: UInt64 = 0
 
         init(queue: Queue) {
-            self.queue = queue
+            switch queue {
+            case .copies(let copies): self.copies = copies
+            case .shared(let shared): self.shared = shared
+            }
         }
 
         /// Whether audio is still taken (neither finishing nor closed).
@@ -81,39 +86,19 @@ extension CaptureSubscriber {
 
         /// Complete chunks queued, copied or shared.
         var queuedChunks: Int {
-            switch queue {
-            case .copies(let copies): copies.count
-            case .shared(let shared): shared.count
-            case .modifying: 0
-            }
+            copies?.count ?? shared?.count ?? 0
         }
 
         /// Changes the copied queue in place; nil for a lane member.
         mutating func withCopies<Result>(_ body: (inout CopiedChunks) -> Result) -> Result? {
-            var taken = Queue.modifying
-            swap(&queue, &taken)
-            switch consume taken {
-            case .copies(var copies):
-                defer { queue = .copies(copies) }
-                return body(&copies)
-            case let other:
-                queue = other
-                return nil
-            }
+            guard copies != nil else { return nil }
+            return body(&copies!)
         }
 
         /// Changes the shared queue in place; nil for a subscriber that copies.
         mutating func withShared<Result>(_ body: (inout SharedChunks) -> Result) -> Result? {
-            var taken = Queue.modifying
-            swap(&queue, &taken)
-            switch consume taken {
-            case .shared(var shared):
-                defer { queue = .shared(shared) }
-                return body(&shared)
-            case let other:
-                queue = other
-                return nil
-            }
+            guard shared != nil else { return nil }
+            return body(&shared!)
         }
 
         // MARK: Transitions
