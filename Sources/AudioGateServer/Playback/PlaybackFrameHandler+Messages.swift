@@ -78,16 +78,18 @@ extension PlaybackFrameHandler {
 
     private func pcm(_ bytes: ByteBuffer, target: Target, context: ChannelHandlerContext) {
         var bytes = bytes
-        let offer = bytes.withUnsafeReadableBytes { target.ingest.offer($0) }
+        // One slice (half a second) per pass: a long message does not hold the loop's other sockets.
+        let offer = bytes.withUnsafeReadableBytes { target.ingest.offer($0, slices: 1) }
         // A live sender's ingest goes on after a clear: only `consumed` comes back.
         guard case .consumed(let count) = offer, count < bytes.readableBytes else { return }
         bytes.moveReaderIndex(forwardBy: count)
         wait = .room(bytes)
         let loop = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let registered = target.ingest.stream.whenRoom {
+        // Taken a slice: the rest goes on after what else the loop has to do. Full: wait for room.
+        let registered = count > 0 ? nil : target.ingest.stream.whenRoom {
             loop.eventLoop.execute { loop.value.resume() }
         }
-        // Room came while registering: go on at once, from the loop, after this frame.
+        // Room came while registering, or a slice was taken: go on from the loop, after this frame.
         if registered == nil { context.eventLoop.execute { loop.value.resume() } }
     }
 

@@ -63,8 +63,8 @@ final class PlaybackIngest: Sendable {
         state.withLock { stream.position(pending: $0.converter.pendingFrames) }
     }
 
-    /// Takes as much of `raw` as the stream has room for, a slice at a time, without waiting.
-    func offer(_ raw: UnsafeRawBufferPointer, format: AudioFormat? = nil) -> Offer {
+    /// Takes as much of `raw` as the stream has room for, at most `slices` slices, without waiting.
+    func offer(_ raw: UnsafeRawBufferPointer, format: AudioFormat? = nil, slices: Int = .max) -> Offer {
         let format = format ?? self.format
         let mix = mixFormat()
         let stream = stream
@@ -85,7 +85,9 @@ final class PlaybackIngest: Sendable {
             var offset = 0
             var room = true
             var cleared = false
-            while offset < raw.count, room, !cleared {
+            var left = slices
+            while offset < raw.count, room, !cleared, left > 0 {
+                left -= 1
                 let end = min(raw.count, offset + slice)
                 let carried = state.converter.carriedBytes
                 state.converter.convert(UnsafeRawBufferPointer(rebasing: raw[offset..<end]), format: format, mix: mix) {
@@ -108,14 +110,19 @@ final class PlaybackIngest: Sendable {
 
     /// Queues all of `bytes`, suspending while the stream is full. Returns false when a clear ended
     /// this producer (`endsAtClear`); throws `CancellationError` when the task is cancelled.
+    ///
+    /// A slice at a time, yielding between slices: tasks run on the event loops, and converting a
+    /// long text's minute of audio in one go would hold a loop (and its sockets) for a fifth of a second.
     func write(_ bytes: [UInt8], format: AudioFormat? = nil) async throws -> Bool {
         var offset = 0
         while true {
-            let offer = bytes.withUnsafeBytes { self.offer(UnsafeRawBufferPointer(rebasing: $0[offset...]), format: format) }
+            let offer = bytes.withUnsafeBytes {
+                self.offer(UnsafeRawBufferPointer(rebasing: $0[offset...]), format: format, slices: 1)
+            }
             guard case .consumed(let count) = offer else { return false }
             offset += count
             if offset >= bytes.count { return true }
-            try await stream.waitForRoom()
+            try await next(after: count)
         }
     }
 
@@ -123,11 +130,22 @@ final class PlaybackIngest: Sendable {
     func write(_ buffer: ByteBuffer, format: AudioFormat? = nil) async throws -> Bool {
         var buffer = buffer
         while true {
-            let offer = buffer.withUnsafeReadableBytes { self.offer($0, format: format) }
+            let offer = buffer.withUnsafeReadableBytes { self.offer($0, format: format, slices: 1) }
             guard case .consumed(let count) = offer else { return false }
             buffer.moveReaderIndex(forwardBy: count)
             if buffer.readableBytes == 0 { return true }
+            try await next(after: count)
+        }
+    }
+
+    /// Between two slices of one write: waits for room when the last offer took nothing, and
+    /// otherwise lets the loop's other work run first.
+    private func next(after taken: Int) async throws {
+        if taken == 0 {
             try await stream.waitForRoom()
+        } else {
+            await Task.yield()
+            try Task.checkCancellation()
         }
     }
 

@@ -172,8 +172,10 @@ struct PlaybackFrameHandlerTests {
             return
         }
         #expect(code == "invalid_json")
-        // Longer than one slice (0.5 s): converted a slice at a time.
+        // Longer than one slice (0.5 s): converted a slice per pass of the loop, reading held meanwhile.
         try fixture.channel.writeInbound(Self.audio(milliseconds: 600))
+        #expect(fixture.holds(milliseconds: 500), "\(fixture.queued) frames queued")
+        fixture.channel.embeddedEventLoop.run()
         #expect(fixture.holds(milliseconds: 600), "\(fixture.queued) frames queued")
         try fixture.channel.writeInbound(Self.text(#"{"type":"ma"#, fin: false))
         try fixture.channel.writeInbound(Self.text(#"rk","name":"split"}"#, opcode: .continuation))
@@ -184,6 +186,7 @@ struct PlaybackFrameHandlerTests {
         // More than the largest message, in fragments: the socket closes with 1009.
         try fixture.channel.writeInbound(Self.audio(milliseconds: 1000, fin: false))
         try fixture.channel.writeInbound(Self.audio(milliseconds: 1000, opcode: .continuation))
+        fixture.channel.embeddedEventLoop.run()
         let close = try #require(try fixture.channel.readOutbound(as: WebSocketFrame.self))
         var data = close.data
         #expect(close.opcode == .connectionClose)
