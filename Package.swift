@@ -6,6 +6,9 @@ import PackageDescription
 /// fifth of its instructions (callgrind, 100 clients). Debug builds, which the tests run, keep them.
 let audioPathSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
+/// Where scripts/build-webrtc-apm.sh installs WebRTC's audio processing library.
+let webrtcAudioPrefix = Context.packageDirectory + "/.deps/webrtc-audio-processing-2.1"
+
 let package = Package(
     name: "audiogate",
     platforms: [.macOS(.v15)],
@@ -37,16 +40,20 @@ let package = Package(
             pkgConfig: "speexdsp",
             providers: [.apt(["libspeexdsp-dev"])]
         ),
-        // WebRTC's audio processing (libwebrtc-audio-processing-dev 0.3) is C++; this shim gives it a C
-        // interface. The flags are what `pkg-config --cflags --libs webrtc-audio-processing` prints:
-        // SwiftPM refuses pkg-config's -D flags, so they are spelled out here.
+        // WebRTC's audio processing (webrtc-audio-processing 2.1: AEC3, noise suppression, gain
+        // control, the GMM voice detector) is C++; this shim gives it a C interface. The library is
+        // built from source into .deps/ by scripts/build-webrtc-apm.sh (Debian 12 has only 0.3) and
+        // linked statically; the flags are what its pkg-config file prints.
         .target(
             name: "CWebRTCAudio",
             cxxSettings: [
-                .define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD"),
-                .unsafeFlags(["-I/usr/include/webrtc_audio_processing"]),
+                .define("WEBRTC_POSIX"), .define("WEBRTC_LIBRARY_IMPL"),
+                .unsafeFlags(["-I\(webrtcAudioPrefix)/include/webrtc-audio-processing-2", "-I\(webrtcAudioPrefix)/include"]),
             ],
-            linkerSettings: [.linkedLibrary("webrtc_audio_processing")]
+            linkerSettings: [
+                .unsafeFlags(["-L\(webrtcAudioPrefix)/lib"]), .linkedLibrary("webrtc-audio-processing-2"),
+                .linkedLibrary("rt"), .linkedLibrary("pthread"),
+            ]
         ),
         // Compressed playback (MP3, Ogg Opus/Vorbis, FLAC, WebM) and speech synthesis.
         .systemLibrary(
@@ -129,5 +136,5 @@ let package = Package(
         ),
     ],
     swiftLanguageModes: [.v6],
-    cxxLanguageStandard: .cxx14
+    cxxLanguageStandard: .cxx20
 )

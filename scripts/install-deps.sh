@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages audiogate needs: build (default) or also test.
-#   scripts/install-deps.sh           build and run: ALSA, speexdsp and WebRTC audio processing headers
+#   scripts/install-deps.sh           build and run: ALSA and speexdsp headers, and WebRTC's audio processing
+#                                     library built from source into .deps/ (scripts/build-webrtc-apm.sh)
 #   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools,
 #                                     ffmpeg (codec fixtures), espeak-ng, Chromium and its WebDriver (the demo page check)
 #   scripts/install-deps.sh bench     the test set without Chromium; both add valgrind for the idle benchmark
 #   scripts/install-deps.sh gate      build set and what the callgrind gate needs (valgrind, binutils, cc, python3)
 set -euo pipefail
 
-want=(libasound2-dev libspeexdsp-dev libwebrtc-audio-processing-dev g++ pkg-config)
+want=(libasound2-dev libspeexdsp-dev g++ pkg-config)
+# WebRTC's audio processing 2.1 (the AEC3 canceller) is built from its source: meson, ninja, and
+# python3-venv for the pinned download.
+want+=(meson ninja-build python3 python3-venv)
 # Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
 want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
@@ -37,6 +41,8 @@ if ((${#missing[@]})); then
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+scripts/build-webrtc-apm.sh
 
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
     # Python clients for the conformance and load tools live in a project-local venv.

@@ -1,75 +1,67 @@
 #include "CWebRTCAudio.h"
 
-#include <memory>
+#include <algorithm>
+#include <cmath>
 #include <new>
 #include <pthread.h>
 #include <string.h>
 
-#include <webrtc/modules/audio_processing/include/audio_processing.h>
+#include "api/audio/audio_processing.h"
+#include "common_audio/vad/include/webrtc_vad.h"
 
 using webrtc::AudioProcessing;
 
-#ifndef AG_VOICE_DELAY_AGNOSTIC
-#define AG_VOICE_DELAY_AGNOSTIC false
-#endif
-
 struct ag_voice {
-    std::unique_ptr<AudioProcessing> apm;
+    webrtc::scoped_refptr<AudioProcessing> apm;
     webrtc::StreamConfig config;
     ag_voice_options options;
+    VadInst *vad = nullptr;
+
+    ~ag_voice() {
+        if (vad != nullptr) WebRtcVad_Free(vad);
+    }
 };
 
 extern "C" int ag_voice_create(int rate, ag_voice_options options, ag_voice **out) {
     if (out == nullptr) return AudioProcessing::kNullPointerError;
     if (rate != 8000 && rate != 16000 && rate != 32000 && rate != 48000) return AudioProcessing::kBadSampleRateError;
-    webrtc::Config config;
-    // The reference arrives already aligned to the capture by device timestamps, so what remains is
-    // the room's acoustic delay: the extended filter (128 ms) covers it from the first frame, where
-    // delay-agnostic mode would first spend a second or more estimating it.
-    config.Set<webrtc::ExtendedFilter>(new webrtc::ExtendedFilter(true));
-    config.Set<webrtc::DelayAgnostic>(new webrtc::DelayAgnostic(AG_VOICE_DELAY_AGNOSTIC));
-    // The experimental AGC drives an analog microphone volume we do not control.
-    config.Set<webrtc::ExperimentalAgc>(new webrtc::ExperimentalAgc(false));
-    std::unique_ptr<AudioProcessing> apm(AudioProcessing::Create(config));
+    AudioProcessing::Config config;
+    // Rumble and DC would otherwise take part of the canceller's and the detector's attention.
+    config.high_pass_filter.enabled = true;
+    // AEC3 estimates the echo path's delay itself and keeps the user's voice in double talk far
+    // better than the older canceller (measured on the echo room: docs/benchmarks.md).
+    config.echo_canceller.enabled = options.echo_cancellation != 0;
+    config.echo_canceller.mobile_mode = false;
+    config.noise_suppression.enabled = options.noise_suppression != 0;
+    config.noise_suppression.level = AudioProcessing::Config::NoiseSuppression::kHigh;
+    if (options.gain_control) {
+        config.gain_controller1.enabled = true;
+        config.gain_controller1.mode = AudioProcessing::Config::GainController1::kAdaptiveDigital;
+        config.gain_controller1.target_level_dbfs = 3;
+        config.gain_controller1.compression_gain_db = 9;
+        config.gain_controller1.enable_limiter = true;
+        // The analog controller drives a microphone volume we do not control.
+        config.gain_controller1.analog_gain_controller.enabled = false;
+    }
+    auto apm = webrtc::AudioProcessingBuilder().SetConfig(config).Create();
     if (!apm) return AudioProcessing::kCreationFailedError;
-    int result = AudioProcessing::kNoError;
-    auto check = [&result](int code) {
-        if (result == AudioProcessing::kNoError && code != AudioProcessing::kNoError) result = code;
-    };
     webrtc::ProcessingConfig processing = {{
         webrtc::StreamConfig(rate, 1), webrtc::StreamConfig(rate, 1),
         webrtc::StreamConfig(rate, 1), webrtc::StreamConfig(rate, 1),
     }};
-    check(apm->Initialize(processing));
-    // Rumble and DC would otherwise take part of the canceller's and the detector's attention.
-    check(apm->high_pass_filter()->Enable(true));
-    if (options.echo_cancellation) {
-        check(apm->echo_cancellation()->enable_drift_compensation(false));
-        // Moderate suppression keeps more of the user's voice in double talk; the linear filter
-        // plus moderate suppression still removes far more echo than a speech model notices.
-        check(apm->echo_cancellation()->set_suppression_level(webrtc::EchoCancellation::kModerateSuppression));
-        check(apm->echo_cancellation()->enable_delay_logging(true));
-        check(apm->echo_cancellation()->Enable(true));
-    }
-    if (options.noise_suppression) {
-        check(apm->noise_suppression()->set_level(webrtc::NoiseSuppression::kHigh));
-        check(apm->noise_suppression()->Enable(true));
-    }
-    if (options.gain_control) {
-        check(apm->gain_control()->set_mode(webrtc::GainControl::kAdaptiveDigital));
-        check(apm->gain_control()->set_target_level_dbfs(3));
-        check(apm->gain_control()->set_compression_gain_db(9));
-        check(apm->gain_control()->enable_limiter(true));
-        check(apm->gain_control()->Enable(true));
-    }
-    if (options.voice_detection) {
-        check(apm->voice_detection()->set_likelihood(webrtc::VoiceDetection::kLowLikelihood));
-        check(apm->voice_detection()->set_frame_size_ms(10));
-        check(apm->voice_detection()->Enable(true));
-    }
+    int result = apm->Initialize(processing);
     if (result != AudioProcessing::kNoError) return result;
     ag_voice *voice = new (std::nothrow) ag_voice{std::move(apm), webrtc::StreamConfig(rate, 1), options};
     if (voice == nullptr) return AudioProcessing::kCreationFailedError;
+    if (options.voice_detection) {
+        // The GMM detector the older library's voice detection ran, at the same aggressiveness
+        // (its "low likelihood" setting is mode 2), on the processed audio as before.
+        voice->vad = WebRtcVad_Create();
+        if (voice->vad == nullptr || WebRtcVad_Init(voice->vad) != 0 || WebRtcVad_set_mode(voice->vad, 2) != 0) {
+            delete voice;
+            return AudioProcessing::kCreationFailedError;
+        }
+    }
     *out = voice;
     return AudioProcessing::kNoError;
 }
@@ -81,7 +73,7 @@ extern "C" int ag_voice_frame_size(const ag_voice *voice) { return static_cast<i
 extern "C" int ag_voice_reverse(ag_voice *voice, const float *samples) {
     if (voice == nullptr || samples == nullptr) return AudioProcessing::kNullPointerError;
     const float *source[1] = {samples};
-    // The reverse output is only changed by intelligibility enhancement (off); nobody reads it.
+    // The reverse output is not changed by any enabled component; nobody reads it.
     float scratch[480];
     float *destination[1] = {scratch};
     return voice->apm->ProcessReverseStream(source, voice->config, voice->config, destination);
@@ -95,20 +87,24 @@ extern "C" int ag_voice_process(ag_voice *voice, float *samples, int delay_ms, i
     }
     float *channels[1] = {samples};
     int code = voice->apm->ProcessStream(channels, voice->config, voice->config, channels);
-    if (voice_detected != nullptr) {
-        *voice_detected = voice->options.voice_detection && voice->apm->voice_detection()->stream_has_voice() ? 1 : 0;
+    if (code == AudioProcessing::kBadStreamParameterWarning) code = AudioProcessing::kNoError;
+    int detected = 0;
+    if (code == AudioProcessing::kNoError && voice->vad != nullptr) {
+        const size_t count = voice->config.num_frames();
+        int16_t pcm[480];
+        for (size_t i = 0; i < count; i++) {
+            pcm[i] = static_cast<int16_t>(std::lrint(std::clamp(samples[i], -1.0f, 1.0f) * 32767.0f));
+        }
+        detected = WebRtcVad_Process(voice->vad, voice->config.sample_rate_hz(), pcm, count) == 1 ? 1 : 0;
     }
-    return code == AudioProcessing::kBadStreamParameterWarning ? AudioProcessing::kNoError : code;
+    if (voice_detected != nullptr) *voice_detected = detected;
+    return code;
 }
 
 extern "C" int ag_voice_echo_delay_ms(ag_voice *voice) {
     if (voice == nullptr || !voice->options.echo_cancellation) return -1;
-    int median = -1, deviation = 0;
-    float poor = 0;
-    if (voice->apm->echo_cancellation()->GetDelayMetrics(&median, &deviation, &poor) != AudioProcessing::kNoError) {
-        return -1;
-    }
-    return median;
+    auto delay = voice->apm->GetStatistics().delay_ms;
+    return delay ? *delay : -1;
 }
 
 extern "C" void ag_voice_name_thread(const char *name) {

@@ -22,6 +22,19 @@ public struct CaptureTimeline: Sendable {
         }
     }
 
+    /// Places gapless `chunks` back to back from the first one's capture time: sample-exact over long
+    /// spans, where each chunk's own timestamp may be a sample or two off the running count.
+    public init(rate: Int, startMs: Double, contiguous chunks: [(timestampMs: Double, samples: [Float])]) {
+        let first = chunks.first?.timestampMs ?? startMs
+        var placed: [(timestampMs: Double, samples: [Float])] = []
+        var frames = 0
+        for chunk in chunks {
+            placed.append((first + Double(frames) * 1000 / Double(rate), chunk.samples))
+            frames += chunk.samples.count
+        }
+        self.init(rate: rate, startMs: startMs, chunks: placed)
+    }
+
     /// The samples captured from `fromMs` to `toMs`.
     public func window(_ fromMs: Double, _ toMs: Double) -> ArraySlice<Float> {
         let lower = max(0, min(samples.count, Int((fromMs - startMs) * Double(rate) / 1000)))

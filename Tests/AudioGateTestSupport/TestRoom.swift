@@ -31,6 +31,36 @@ public enum TestRoom {
         return (path, wav.samples, wav.format.rate)
     }
 
+    /// The agent's and the user's speech scaled so that the agent's echo reaches the microphone
+    /// `echoToUserDB` louder than the user (both paths of the room are at unity gain). The louder
+    /// of the two is turned down, so nothing clips. The levels compared are the ones the room test
+    /// measures: the agent from 2 s into its speech to its end, the user over the whole utterance.
+    public static func speechPair(
+        agent: (text: String, voice: String), user: (text: String, voice: String), echoToUserDB: Double
+    ) throws -> (agent: (path: String, samples: [Float], rate: Int), user: (path: String, samples: [Float], rate: Int)) {
+        let agentSpeech = try speech(agent.text, voice: agent.voice)
+        let userSpeech = try speech(user.text, voice: user.voice)
+        let agentLevel = Signal.rmsDBFS(Array(agentSpeech.samples.dropFirst(2 * agentSpeech.rate)))
+        let userLevel = Signal.rmsDBFS(userSpeech.samples)
+        let change = echoToUserDB - (agentLevel - userLevel)
+        return (
+            try scaled(agentSpeech, by: min(0, change), tag: "agent"),
+            try scaled(userSpeech, by: min(0, -change), tag: "user")
+        )
+    }
+
+    /// A copy of `speech` turned down by `gainDB` (at most 0), written next to it.
+    static func scaled(_ speech: (path: String, samples: [Float], rate: Int), by gainDB: Double, tag: String) throws
+        -> (path: String, samples: [Float], rate: Int)
+    {
+        let path = speech.path.replacingOccurrences(of: ".wav", with: "-\(tag)\(Int((gainDB * 10).rounded())).wav")
+        guard TestCard.run("sox", speech.path, path, "vol", String(format: "%.2fdB", gainDB)) == 0 else {
+            throw SignalCheckFailure("sox failed (is it installed?)")
+        }
+        let factor = Float(pow(10, gainDB / 20))
+        return (path, speech.samples.map { $0 * factor }, speech.rate)
+    }
+
     /// Plays a WAV file straight into the room (what only the microphone hears); returns when done.
     public static func playIntoRoom(_ path: String) {
         TestCard.run("paplay", "--device=room", path)

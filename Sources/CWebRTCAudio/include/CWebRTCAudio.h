@@ -1,5 +1,5 @@
-// A C interface to WebRTC's audio processing module (echo cancellation, noise suppression,
-// automatic gain, voice activity detection) on 10 ms frames of mono float audio.
+// A C interface to WebRTC's audio processing module (AEC3 echo cancellation, noise suppression,
+// automatic gain) and its GMM voice detector, on 10 ms frames of mono float audio.
 #pragma once
 
 #ifdef __cplusplus
