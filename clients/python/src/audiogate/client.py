@@ -1,0 +1,152 @@
+"""The entry point: `Client(url, token)` opens captures and playbacks and calls the HTTP API."""
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any, Callable
+
+from ._transport import Endpoint
+from .capture import Capture
+from .playback import Cleared, Playback, PlaybackEvent
+
+
+class Client:
+    """An audiogate server at `url` (http://, https://, ws:// or wss://), with its `--token` if it has one."""
+
+    def __init__(self, url: str = "http://127.0.0.1:8750", token: str | None = None) -> None:
+        self._endpoint = Endpoint(url, token)
+
+    # ---- WebSockets
+
+    def capture(
+        self,
+        rate: int = 16000,
+        channels: int = 1,
+        format: str = "s16le",
+        chunk_ms: int = 20,
+        **params: Any,
+    ) -> Capture:
+        """Live microphone audio; other `WS /v1/capture` parameters (aec, ns, agc, vad, levels) as keywords."""
+        return Capture(self._endpoint, dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms, **params))
+
+    def playback(
+        self,
+        rate: int = 24000,
+        channels: int = 1,
+        format: str = "s16le",
+        stream: str = "default",
+        on_event: Callable[[PlaybackEvent], object] | None = None,
+        **params: Any,
+    ) -> Playback:
+        """A playback stream; `on_event` is called with every Mark, Cleared, Drained and PlaybackError."""
+        query = dict(rate=rate, channels=channels, format=format, stream=stream, **params)
+        return Playback(self._endpoint, query, on_event)
+
+    # ---- HTTP
+
+    async def _json(self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        _, answer = await self._endpoint.request(
+            method, path, query, data, "application/json" if data is not None else None
+        )
+        return json.loads(answer) if answer else None
+
+    async def info(self) -> dict[str, Any]:
+        """`GET /v1/info`: version, devices and their hardware formats, limits."""
+        return await self._json("GET", "/v1/info")
+
+    async def status(self) -> dict[str, Any]:
+        """`GET /v1/status`: capture and playback state, clients, counters."""
+        return await self._json("GET", "/v1/status")
+
+    async def devices(self) -> list[dict[str, Any]]:
+        """`GET /v1/devices`: the ALSA PCMs."""
+        return (await self._json("GET", "/v1/devices"))["devices"]
+
+    async def voices(self) -> list[dict[str, Any]]:
+        """`GET /v1/voices`: the system voices `say` can use."""
+        return (await self._json("GET", "/v1/voices"))["voices"]
+
+    async def say(
+        self,
+        text: str,
+        voice: str | None = None,
+        rate: float | None = None,
+        stream: str | None = None,
+        wait: bool = False,
+    ) -> dict[str, Any]:
+        """Speaks `text` with the system voice; with `wait` returns once it was heard."""
+        body = {key: value for key, value in dict(text=text, voice=voice, rate=rate, stream=stream).items() if value is not None}
+        return await self._json("POST", "/v1/say", {"wait": wait or None}, body)
+
+    async def play(
+        self,
+        audio: bytes,
+        content_type: str | None = None,
+        stream: str | None = None,
+        wait: bool = False,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """`POST /v1/playback`: a WAV or compressed file, or raw PCM described by rate/channels/format."""
+        query = dict(stream=stream, wait=wait or None, **params)
+        _, answer = await self._endpoint.request("POST", "/v1/playback", query, audio, content_type)
+        return json.loads(answer)
+
+    async def flush(self, stream: str | None = None) -> Cleared:
+        """`DELETE /v1/playback`: flushes one stream or all of them (barge-in)."""
+        answer = await self._json("DELETE", "/v1/playback", {"stream": stream})
+        return Cleared(int(answer["played_ms"]), int(answer["flushed_ms"]))
+
+    async def volume(self) -> dict[str, Any]:
+        """`GET /v1/volume`: `{"playback": 0.0..1.0, "muted": bool}`."""
+        return await self._json("GET", "/v1/volume")
+
+    async def set_volume(self, playback: float | None = None, muted: bool | None = None) -> dict[str, Any]:
+        """`PUT /v1/volume`; a field left None keeps its value."""
+        body = {key: value for key, value in dict(playback=playback, muted=muted).items() if value is not None}
+        return await self._json("PUT", "/v1/volume", body=body)
+
+    # ---- recordings
+
+    async def start_recording(self, **fields: Any) -> dict[str, Any]:
+        """`POST /v1/recordings` (rate, channels, format, segment_seconds, max_seconds, name, aec, ns, agc)."""
+        return await self._json("POST", "/v1/recordings", body=fields)
+
+    async def stop_recording(self, recording_id: str) -> dict[str, Any]:
+        """Stops a recording; answers its final state."""
+        return await self._json("POST", f"/v1/recordings/{_id(recording_id)}/stop")
+
+    async def recordings(self) -> list[dict[str, Any]]:
+        """Every recording, oldest first (without segment lists)."""
+        return (await self._json("GET", "/v1/recordings"))["recordings"]
+
+    async def recording(self, recording_id: str) -> dict[str, Any]:
+        """One recording with its segments and gaps."""
+        return await self._json("GET", f"/v1/recordings/{_id(recording_id)}")
+
+    async def delete_recording(self, recording_id: str) -> None:
+        """Removes a recording and its files (stopping it first if it runs)."""
+        await self._endpoint.request("DELETE", f"/v1/recordings/{_id(recording_id)}")
+
+    async def download_segment(self, recording_id: str, index: int) -> bytes:
+        """One segment as a WAV file (a running segment: the frames written so far)."""
+        _, answer = await self._endpoint.request("GET", f"/v1/recordings/{_id(recording_id)}/segments/{int(index)}.wav")
+        return answer
+
+    async def download_recording(self, recording_id: str, directory: str | pathlib.Path) -> list[pathlib.Path]:
+        """Saves every segment into `directory` as `<id>-<n>.wav`; returns the files in order."""
+        folder = pathlib.Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        files = []
+        for segment in (await self.recording(recording_id)).get("segments", []):
+            path = folder / f"{recording_id}-{int(segment['index']):05d}.wav"
+            path.write_bytes(await self.download_segment(recording_id, int(segment["index"])))
+            files.append(path)
+        return files
+
+
+def _id(recording_id: str) -> str:
+    # Ids are 1-64 of 0-9, a-z and '-' on the server; refuse anything that could change the path.
+    if not recording_id or any(c not in "0123456789abcdefghijklmnopqrstuvwxyz-" for c in recording_id):
+        raise ValueError(f"not a recording id: {recording_id!r}")
+    return recording_id
