@@ -1,50 +1,59 @@
-"""What the examples share: the server's address in any spelling, and one clear line on failure.
+"""What the examples share: the client for `--url`/`--token`, events printed as the server sends
+them, and one clear line on failure.
 
-`--url` takes the server as http://, https://, ws:// or wss:// (or a bare host:port); the examples
-speak WebSocket, so http(s) becomes ws(s). Errors end the program with one line on stderr and a
-non-zero status (1 for errors, 130 for Ctrl-C, as shells expect), never a traceback.
+The examples use the `audiogate` package (`pip install ./clients/python`); run from a checkout
+without it, they load it from clients/python/src. Errors end the program with one line on stderr
+and a non-zero status (1 for errors, 130 for Ctrl-C, as shells expect), never a traceback.
 """
 import asyncio
-import json
+import pathlib
 import sys
-import urllib.parse
 
-import websockets
+try:
+    import audiogate
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "clients" / "python" / "src"))
+    import audiogate
 
 DEFAULT_URL = "ws://127.0.0.1:8750"
-SCHEMES = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
 
 
-def websocket_url(base, path, **query):
-    """`base` (any of the accepted spellings) joined with `path` and `query` as a ws(s):// URL."""
-    if "://" not in base:
-        base = "ws://" + base
-    parts = urllib.parse.urlsplit(base)
-    scheme = SCHEMES.get(parts.scheme.lower())
-    if scheme is None or not parts.netloc:
-        raise ValueError(f"--url must be http://, https://, ws:// or wss:// and a host, not {base!r}")
-    prefix = parts.path.rstrip("/")
-    return urllib.parse.urlunsplit((scheme, parts.netloc, prefix + path, urllib.parse.urlencode(query), ""))
+def client(args):
+    """The client for `--url` (http://, https://, ws:// or wss://) and `--token`."""
+    try:
+        return audiogate.Client(args.url, token=args.token)
+    except ValueError:
+        raise ValueError(f"--url must be http://, https://, ws:// or wss:// and a host, not {args.url!r}") from None
 
 
-def headers(token):
-    return {"Authorization": f"Bearer {token}"} if token else {}
+def message(event):
+    """A client event as the JSON message the server sent, for printing."""
+    if isinstance(event, audiogate.Mark):
+        return {"type": "mark", "name": event.name}
+    if isinstance(event, audiogate.Cleared):
+        return {"type": "cleared", "played_ms": event.played_ms, "flushed_ms": event.flushed_ms}
+    if isinstance(event, audiogate.Drained):
+        return {"type": "drained"}
+    if isinstance(event, audiogate.PlaybackError):
+        return {"type": "error", "code": event.code, "message": event.message}
+    if isinstance(event, audiogate.CaptureStart):
+        return {"type": "start", "rate": event.rate, "channels": event.channels, "format": event.format,
+                "chunk_ms": event.chunk_ms, "processing": event.processing}
+    if isinstance(event, audiogate.OverrunEvent):
+        return {"type": "overrun", "dropped_ms": event.dropped_ms}
+    if isinstance(event, audiogate.DeviceEvent):
+        return {"type": "device", "state": event.state}
+    if isinstance(event, audiogate.VadEvent):
+        return {"type": "vad", "state": event.state, "timestamp_ms": event.timestamp_ms}
+    return {"type": type(event).__name__}
 
 
 def describe(error):
     """One line for what went wrong talking to the server."""
-    if isinstance(error, websockets.InvalidStatus):
-        response = error.response
-        try:
-            message = json.loads(response.body)["error"]["message"]
-        except (ValueError, KeyError, TypeError):
-            message = (response.body or b"").decode(errors="replace").strip() or response.reason_phrase
-        return f"the server refused: HTTP {response.status_code}: {message}"
-    if isinstance(error, websockets.ConnectionClosed):
-        reason = f" ({error.rcvd.reason})" if error.rcvd and error.rcvd.reason else ""
-        return f"the server closed the connection{reason}"
-    if isinstance(error, (OSError, asyncio.TimeoutError)):
-        return f"cannot reach audiogate: {error or type(error).__name__}"
+    if isinstance(error, audiogate.AudiogateError):
+        if error.status is not None:
+            return f"the server refused: HTTP {error.status}: {error.message}"
+        return error.message
     return f"{type(error).__name__}: {error}"
 
 
@@ -55,6 +64,6 @@ def run(name, coroutine):
     except KeyboardInterrupt:
         print(f"\n{name}: stopped", file=sys.stderr)
         sys.exit(130)
-    except (ValueError, OSError, asyncio.TimeoutError, websockets.WebSocketException) as error:
+    except (ValueError, OSError, asyncio.TimeoutError, audiogate.AudiogateError) as error:
         print(f"{name}: {describe(error)}", file=sys.stderr)
         sys.exit(1)

@@ -4,23 +4,18 @@
     python3 play.py speech.wav [--url ws://127.0.0.1:8750] [--stream default]
     sox in.mp3 -t raw -r 24000 -c 1 -b 16 -e signed - | python3 play.py - --rate 24000
 
-Sends audio paced at real time (slightly ahead), puts a mark after the last chunk and waits until
-the server says it was heard. Ctrl-C sends `clear` (barge-in) and prints how much was heard.
-Needs only `websockets` and the standard library.
+Writes the audio (the server's flow control paces a long file), puts a mark after it and waits
+until the server says it was heard. Ctrl-C sends `clear` (barge-in) and prints how much was heard.
+Needs the `audiogate` package (pip install ./clients/python) or a checkout of the repository.
 """
 import argparse
 import asyncio
-import json
 import sys
-import time
 import wave
-
-import websockets
 
 import gateway
 
 CHUNK_MS = 40
-LEAD_SECONDS = 0.3
 
 
 def read_input(path, rate, channels):
@@ -32,40 +27,23 @@ def read_input(path, rate, channels):
         return source.readframes(source.getnframes()), source.getframerate(), source.getnchannels()
 
 
+def show(event):
+    print(f"\n{gateway.message(event)}", file=sys.stderr)
+
+
 async def play(args):
     pcm, rate, channels = read_input(args.input, args.rate, args.channels)
-    url = gateway.websocket_url(args.url, "/v1/playback", rate=rate, channels=channels, format="s16le",
-                                stream=args.stream)
-    headers = gateway.headers(args.token)
     chunk = rate * channels * 2 * CHUNK_MS // 1000
-    async with websockets.connect(url, additional_headers=headers) as socket:
-        async def events():
-            async for message in socket:
-                event = json.loads(message)
-                print(f"\n{event}", file=sys.stderr)
-                if event["type"] == "mark" and event["name"] == "end":
-                    return event
-                if event["type"] == "cleared":
-                    return event
-
-        listener = asyncio.create_task(events())
-        start = time.monotonic()
-        sent = 0
+    client = gateway.client(args)
+    async with client.playback(rate=rate, channels=channels, format="s16le", stream=args.stream,
+                               on_event=show) as playback:
         try:
             for offset in range(0, len(pcm), chunk):
-                await socket.send(pcm[offset:offset + chunk])
-                sent += len(pcm[offset:offset + chunk])
-                seconds = sent / (rate * channels * 2)
-                print(f"\rsent {seconds:6.2f} s", end="", file=sys.stderr, flush=True)
-                # Stay a little ahead of real time: gapless without queueing the whole file.
-                ahead = seconds - (time.monotonic() - start) - LEAD_SECONDS
-                if ahead > 0:
-                    await asyncio.sleep(ahead)
-            await socket.send(json.dumps({"type": "mark", "name": "end"}))
-            await listener
+                await playback.write(pcm[offset:offset + chunk])
+                print(f"\rsent {playback.written_ms / 1000:6.2f} s", end="", file=sys.stderr, flush=True)
+            await playback.mark("end")
         except (KeyboardInterrupt, asyncio.CancelledError):
-            await socket.send(json.dumps({"type": "clear"}))
-            await asyncio.wait_for(listener, 2)
+            await asyncio.wait_for(playback.clear(), 2)
             raise
 
 

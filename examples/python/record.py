@@ -3,37 +3,29 @@
 
     python3 record.py out.wav --seconds 5 [--rate 16000] [--channels 1] [--url ws://127.0.0.1:8750]
 
-Needs only `websockets` (pip install websockets) and the standard library.
+Needs the `audiogate` package (pip install ./clients/python) or a checkout of the repository.
 """
 import argparse
-import json
 import sys
 import wave
-
-import websockets
 
 import gateway
 
 
 async def record(args):
-    url = gateway.websocket_url(args.url, "/v1/capture", rate=args.rate, channels=args.channels, format="s16le",
-                                chunk_ms=20)
-    headers = gateway.headers(args.token)
     wanted = int(args.seconds * args.rate) * args.channels * 2
     received = bytearray()
-    async with websockets.connect(url, additional_headers=headers, max_size=2**22) as socket:
-        start = json.loads(await socket.recv())
-        assert start["type"] == "start", start
-        while len(received) < wanted:
-            message = await socket.recv()
-            if isinstance(message, bytes):
-                received += message
+    async with gateway.client(args).capture(rate=args.rate, channels=args.channels, format="s16le",
+                                            chunk_ms=20) as capture:
+        async for item in capture:
+            if isinstance(item, gateway.audiogate.AudioChunk):
+                received += item.data
                 done = min(len(received), wanted) / (args.rate * args.channels * 2)
                 print(f"\rrecording {done:5.2f}/{args.seconds:.2f} s", end="", file=sys.stderr, flush=True)
-            else:
-                event = json.loads(message)
-                if event["type"] in ("overrun", "device"):
-                    print(f"\n{event}", file=sys.stderr)
+                if len(received) >= wanted:
+                    break
+            elif isinstance(item, (gateway.audiogate.OverrunEvent, gateway.audiogate.DeviceEvent)):
+                print(f"\n{gateway.message(item)}", file=sys.stderr)
     print(file=sys.stderr)
     with wave.open(args.output, "wb") as out:
         out.setnchannels(args.channels)

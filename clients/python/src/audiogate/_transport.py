@@ -11,6 +11,8 @@ import websockets
 
 from .errors import AudiogateError
 
+__all__ = ["Connection", "Endpoint", "closed_error"]
+
 _HTTP = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
 _WS = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
 
@@ -22,10 +24,10 @@ try:  # websockets >= 13: the asyncio implementation (the default one from 14 on
     _LegacyStatus: type[Exception] = type("_NeverRaised", (Exception,), {})
 except ImportError:  # websockets 12
     from websockets.legacy.client import WebSocketClientProtocol as Connection  # type: ignore[assignment]
-    from websockets.legacy.client import connect as _connect  # type: ignore[assignment,no-redef]
+    from websockets.legacy.client import connect as _connect  # type: ignore[assignment]
 
     _HEADERS_ARGUMENT = "extra_headers"
-    _LegacyStatus = websockets.exceptions.InvalidStatusCode
+    _LegacyStatus = websockets.exceptions.InvalidStatusCode  # type: ignore[attr-defined]
 
 
 class Endpoint:
@@ -76,9 +78,10 @@ class Endpoint:
             return await _connect(self.url(path, query, websocket=True), **options)
         except websockets.exceptions.InvalidStatus as error:
             response = error.response
-            raise AudiogateError.from_body(response.status_code, response.body or b"", response.reason_phrase) from None
+            raise AudiogateError.from_body(response.status_code, bytes(response.body or b""), response.reason_phrase) from None
         except _LegacyStatus as error:  # websockets 12 keeps no body
-            raise AudiogateError("http_error", "the WebSocket upgrade was refused", error.status_code) from None
+            status = int(getattr(error, "status_code", 0))
+            raise AudiogateError("http_error", "the WebSocket upgrade was refused", status) from None
         except (OSError, asyncio.TimeoutError, websockets.exceptions.InvalidHandshake) as error:
             raise AudiogateError("unreachable", f"cannot reach audiogate: {error or type(error).__name__}") from error
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Any, Callable
+from typing import Any, Callable, Dict, List, cast
 
 from ._transport import Endpoint
 from .capture import Capture
@@ -44,12 +44,12 @@ class Client:
 
     # ---- HTTP
 
-    async def _json(self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> Any:
+    async def _json(self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
         _, answer = await self._endpoint.request(
             method, path, query, data, "application/json" if data is not None else None
         )
-        return json.loads(answer) if answer else None
+        return cast(Dict[str, Any], json.loads(answer)) if answer else {}
 
     async def info(self) -> dict[str, Any]:
         """`GET /v1/info`: version, devices and their hardware formats, limits."""
@@ -61,11 +61,11 @@ class Client:
 
     async def devices(self) -> list[dict[str, Any]]:
         """`GET /v1/devices`: the ALSA PCMs."""
-        return (await self._json("GET", "/v1/devices"))["devices"]
+        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/devices"))["devices"])
 
     async def voices(self) -> list[dict[str, Any]]:
         """`GET /v1/voices`: the system voices `say` can use."""
-        return (await self._json("GET", "/v1/voices"))["voices"]
+        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/voices"))["voices"])
 
     async def say(
         self,
@@ -90,7 +90,7 @@ class Client:
         """`POST /v1/playback`: a WAV or compressed file, or raw PCM described by rate/channels/format."""
         query = dict(stream=stream, wait=wait or None, **params)
         _, answer = await self._endpoint.request("POST", "/v1/playback", query, audio, content_type)
-        return json.loads(answer)
+        return cast(Dict[str, Any], json.loads(answer))
 
     async def flush(self, stream: str | None = None) -> Cleared:
         """`DELETE /v1/playback`: flushes one stream or all of them (barge-in)."""
@@ -118,7 +118,7 @@ class Client:
 
     async def recordings(self) -> list[dict[str, Any]]:
         """Every recording, oldest first (without segment lists)."""
-        return (await self._json("GET", "/v1/recordings"))["recordings"]
+        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/recordings"))["recordings"])
 
     async def recording(self, recording_id: str) -> dict[str, Any]:
         """One recording with its segments and gaps."""
