@@ -30,6 +30,7 @@ import time
 import wave
 
 import numpy as np
+import websockets
 
 import e2e
 from e2e import check, dbfs, tone
@@ -39,6 +40,8 @@ try:
 except ImportError:  # a checkout without `pip install ./clients/python`
     sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
     import audiogate
+
+websockets_version = tuple(int(part) for part in websockets.__version__.split(".")[:2])
 
 RATE = 16000
 PLAY_RATE = 24000
@@ -141,9 +144,10 @@ async def check_capture_and_marks(base):
     steps = np.diff([c.timestamp_ms for c in chunks])
     check(seqs == list(range(len(chunks))) and all(len(c.data) == RATE // 50 * 2 for c in chunks),
           f"capture: {len(chunks)} chunks of 20 ms numbered 0..{seqs[-1]} without gaps")
-    # Device timestamps jitter by a fraction of a period; a dropped or doubled chunk would be 20 ms.
+    # Device timestamps jitter by a fraction of a period and follow the card's clock (a few ms per
+    # second off the system's on the test card); a dropped or doubled chunk would be 20 ms.
     span = chunks[-1].timestamp_ms - chunks[0].timestamp_ms
-    check(len(steps) > 0 and np.all(np.abs(steps - 20) < 3) and abs(span - 20 * (len(chunks) - 1)) < 3,
+    check(len(steps) > 0 and np.all(np.abs(steps - 20) < 3) and abs(span - 20 * (len(chunks) - 1)) < 10,
           f"capture: timestamps 20 ms apart (steps from {steps.min():.2f} to {steps.max():.2f} ms, "
           f"{span:.1f} ms over {len(chunks) - 1} steps)")
     # The first chunk's last sample was captured before it arrived, and at most the 1 s queue earlier.
@@ -262,7 +266,9 @@ async def check_errors(base):
             pass
         check(False, "a bad capture rate is refused")
     except audiogate.AudiogateError as error:
-        check(error.status == 400 and error.code == "bad_parameter" and "rate" in error.message,
+        # websockets 12 drops the body of a refused upgrade (the message then names no parameter).
+        check(error.status == 400 and error.code == "bad_parameter"
+              and ("rate" in error.message or websockets_version < (13,)),
               f"a bad capture rate is refused: {error}")
     port = e2e.free_port()
     for what, call in (("HTTP", lambda c: c.status()), ("WebSocket", lambda c: c.playback().open())):

@@ -54,6 +54,8 @@ def describe(error):
         if error.status is not None:
             return f"the server refused: HTTP {error.status}: {error.message}"
         return error.message
+    if isinstance(error, ValueError):
+        return str(error)
     return f"{type(error).__name__}: {error}"
 
 

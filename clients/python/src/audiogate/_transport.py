@@ -13,6 +13,15 @@ from .errors import AudiogateError
 
 __all__ = ["Connection", "Endpoint", "closed_error"]
 
+# What the server answers a refused upgrade with, by status (its JSON body says the same).
+_UPGRADE_CODES = {
+    400: "bad_parameter",
+    401: "unauthorized",
+    403: "forbidden_origin",
+    421: "misdirected_request",
+    429: "too_many_requests",
+    503: "unavailable",
+}
 _HTTP = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
 _WS = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}
 
@@ -79,9 +88,11 @@ class Endpoint:
         except websockets.exceptions.InvalidStatus as error:
             response = error.response
             raise AudiogateError.from_body(response.status_code, bytes(response.body or b""), response.reason_phrase) from None
-        except _LegacyStatus as error:  # websockets 12 keeps no body
+        except _LegacyStatus as error:
+            # websockets 12 drops the refusal's body: the code follows from the status alone.
             status = int(getattr(error, "status_code", 0))
-            raise AudiogateError("http_error", "the WebSocket upgrade was refused", status) from None
+            code = _UPGRADE_CODES.get(status, "http_error")
+            raise AudiogateError(code, f"the WebSocket upgrade was refused (HTTP {status})", status) from None
         except (OSError, asyncio.TimeoutError, websockets.exceptions.InvalidHandshake) as error:
             raise AudiogateError("unreachable", f"cannot reach audiogate: {error or type(error).__name__}") from error
 
