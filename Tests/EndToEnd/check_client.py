@@ -144,10 +144,10 @@ async def check_capture_and_marks(base):
     steps = np.diff([c.timestamp_ms for c in chunks])
     check(seqs == list(range(len(chunks))) and all(len(c.data) == RATE // 50 * 2 for c in chunks),
           f"capture: {len(chunks)} chunks of 20 ms numbered 0..{seqs[-1]} without gaps")
-    # Device timestamps jitter by a fraction of a period and follow the card's clock (a few ms per
-    # second off the system's on the test card); a dropped or doubled chunk would be 20 ms.
+    # Device timestamps jitter by a fraction of a period and follow the card's clock (up to 1 %
+    # off the system's on the busy test machine); dropped audio would be a step of 40 ms or more.
     span = chunks[-1].timestamp_ms - chunks[0].timestamp_ms
-    check(len(steps) > 0 and np.all(np.abs(steps - 20) < 3) and abs(span - 20 * (len(chunks) - 1)) < 10,
+    check(len(steps) > 0 and np.all(np.abs(steps - 20) < 3) and abs(span / (20 * (len(chunks) - 1)) - 1) < 0.02,
           f"capture: timestamps 20 ms apart (steps from {steps.min():.2f} to {steps.max():.2f} ms, "
           f"{span:.1f} ms over {len(chunks) - 1} steps)")
     # The first chunk's last sample was captured before it arrived, and at most the 1 s queue earlier.

@@ -114,6 +114,13 @@ class Playback:
         """Closes the socket; queued audio still plays."""
         if self._socket is None:
             return
+        if self._closed is None:
+            # Marks and clears still queued go out first; a stream the server stopped reading
+            # (full) gets two seconds to take them.
+            sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            sent.add_done_callback(lambda f: f.cancelled() or f.exception())
+            self._outgoing.put_nowait((b"", sent))
+            await asyncio.wait([sent], timeout=2)
         socket, self._socket = self._socket, None
         for task in self._tasks:
             task.cancel()
@@ -181,7 +188,8 @@ class Playback:
         while True:
             payload, done = await self._outgoing.get()
             try:
-                await self._socket.send(payload)
+                if payload:
+                    await self._socket.send(payload)
             except websockets.exceptions.ConnectionClosed as error:
                 failure = closed_error(error)
                 if done is not None and not done.done():
@@ -238,7 +246,12 @@ class Playback:
         else:
             return
         if self._on_event is not None:
-            self._on_event(event)
+            try:
+                self._on_event(event)
+            except Exception as error:  # the caller's bug must not stop the stream's bookkeeping
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": "audiogate: the playback's on_event callback raised", "exception": error}
+                )
 
     def _fail(self, error: AudiogateError) -> None:
         """Ends every waiter: the connection is gone."""
