@@ -117,6 +117,7 @@ async def check_capture_and_marks(base):
     """Capture at the right pitch and marks in order, through an http:// URL."""
     client = audiogate.Client(base)
     events = []
+    lost_before = (await client.status())["capture"]["lost_ms"]
     async with Recorder(client.capture(rate=RATE, chunk_ms=20)) as recorder:
         start = recorder.capture.start
         check(start == audiogate.CaptureStart(RATE, 1, "s16le", 20, start.processing)
@@ -138,18 +139,24 @@ async def check_capture_and_marks(base):
         x, t0 = recorder.samples()
         chunks = list(recorder.chunks)
         first_received = recorder.first_received
+    lost_ms = (await client.status())["capture"]["lost_ms"] - lost_before
 
     # The chunks: numbered without gaps, 20 ms apart on the server's clock.
     seqs = [c.seq for c in chunks]
     steps = np.diff([c.timestamp_ms for c in chunks])
     check(seqs == list(range(len(chunks))) and all(len(c.data) == RATE // 50 * 2 for c in chunks),
           f"capture: {len(chunks)} chunks of 20 ms numbered 0..{seqs[-1]} without gaps")
-    # Device timestamps jitter by a fraction of a period and follow the card's clock (up to 1 %
-    # off the system's on the busy test machine); dropped audio would be a step of 40 ms or more.
-    span = chunks[-1].timestamp_ms - chunks[0].timestamp_ms
-    check(len(steps) > 0 and np.all(np.abs(steps - 20) < 3) and abs(span / (20 * (len(chunks) - 1)) - 1) < 0.02,
-          f"capture: timestamps 20 ms apart (steps from {steps.min():.2f} to {steps.max():.2f} ms, "
-          f"{span:.1f} ms over {len(chunks) - 1} steps)")
+    # Device timestamps jitter by a fraction of a period and follow the card's clock (up to 2 %
+    # off the system's over these seconds on the busy test machine). Audio the device lost (the server's `lost_ms`;
+    # the test card loses about 100 ms once, soon after the server starts) shows as a longer step.
+    jumps = steps[steps > 23]
+    regular = steps[steps <= 23]
+    span = regular.sum()
+    check(len(regular) > 0 and np.all(regular > 17) and abs(span / (20 * len(regular)) - 1) < 0.05
+          and abs((jumps - 20).sum() - lost_ms) < 5,
+          f"capture: timestamps 20 ms apart (steps from {regular.min():.2f} to {regular.max():.2f} ms, "
+          f"{span:.1f} ms over {len(regular)} steps; jumps {np.round(jumps - 20, 1).tolist()} ms for "
+          f"{lost_ms:.1f} ms the server lost)")
     # The first chunk's last sample was captured before it arrived, and at most the 1 s queue earlier.
     age = first_received - (chunks[0].timestamp_ms + chunks[0].duration_ms) / 1000
     check(-0.005 <= age <= 1.0,
@@ -338,10 +345,10 @@ def main():
         try:
             if check(server.start(capture=True), "the server starts and its capture runs"):
                 run(server, "urls", check_urls)
+                run(server, "errors", check_errors)
+                run(server, "http", check_http, pathlib.Path(work))
                 run(server, "capture and marks", check_capture_and_marks)
                 run(server, "clear", check_clear)
-                run(server, "http", check_http, pathlib.Path(work))
-                run(server, "errors", check_errors)
         finally:
             server.stop()
         server = e2e.Server(args.binary, args.device, extra=["--token", TOKEN])
