@@ -233,6 +233,57 @@ async def check_clear(base):
           f"clear: the pending mark resolves as not heard: {mark}")
 
 
+async def check_levels(base):
+    async with audiogate.Client(base).capture(rate=RATE, levels=True) as capture:
+        items = []
+        started = time.monotonic()
+        async for item in capture:
+            items.append(item)
+            if time.monotonic() - started > 0.5:
+                break
+    levels = [i for i in items if isinstance(i, audiogate.LevelEvent)]
+    chunks = [i for i in items if isinstance(i, audiogate.AudioChunk)]
+    check(len(levels) >= 7 and all(-120 <= e.rms_dbfs <= e.peak_dbfs <= 0 for e in levels) and len(chunks) >= 20,
+          f"levels=True: {len(levels)} LevelEvents among {len(chunks)} chunks in 0.5 s, e.g. {levels[:1]}")
+
+
+async def check_shutdown(server):
+    """The server going away (SIGTERM, close 1001) ends a capture's iteration and fails a playback's waiters."""
+    client = audiogate.Client(server.base)
+    async with client.capture(rate=RATE) as capture, client.playback(rate=PLAY_RATE) as playback:
+        await playback.write(tone(440, 3, PLAY_RATE).tobytes())
+        mark = playback.mark("end")
+        received = 0
+
+        async def drain():
+            nonlocal received
+            async for _ in capture:
+                received += 1
+
+        reader = asyncio.ensure_future(drain())
+        await asyncio.sleep(0.3)
+        stopped = time.monotonic()
+        await asyncio.to_thread(server.stop)
+        try:
+            await asyncio.wait_for(reader, 3)
+            ended = f"the capture's iteration ended after {received} items"
+        except Exception as error:
+            ended = f"the capture's iteration raised {type(error).__name__}: {error}"
+        try:
+            outcome = await asyncio.wait_for(mark, 2)
+        except audiogate.AudiogateError as error:
+            outcome = error
+        try:
+            await playback.write(b"\0\0")
+            written = "accepted"
+        except audiogate.AudiogateError as error:
+            written = error.code
+    check(ended.startswith("the capture's iteration ended") and received > 0
+          and isinstance(outcome, audiogate.AudiogateError) and written == "connection_closed",
+          f"shutdown: {ended}; the pending mark: {outcome!r}; a write then: {written} "
+          f"({time.monotonic() - stopped:.2f} s)")
+
+
 async def check_http(base, work):
     client = audiogate.Client(base)
     said = await client.say("The client speaks.", wait=True)
@@ -349,6 +400,8 @@ def main():
                 run(server, "http", check_http, pathlib.Path(work))
                 run(server, "capture and marks", check_capture_and_marks)
                 run(server, "clear", check_clear)
+                run(server, "levels", check_levels)
+                asyncio.run(check_shutdown(server))
         finally:
             server.stop()
         server = e2e.Server(args.binary, args.device, extra=["--token", TOKEN])

@@ -87,7 +87,8 @@ class Endpoint:
             return await _connect(self.url(path, query, websocket=True), **options)
         except websockets.exceptions.InvalidStatus as error:
             response = error.response
-            raise AudiogateError.from_body(response.status_code, bytes(response.body or b""), response.reason_phrase) from None
+            body = bytes(response.body or b"")
+            raise AudiogateError.from_body(response.status_code, body, response.reason_phrase) from None
         except _LegacyStatus as error:
             # websockets 12 drops the refusal's body: the code follows from the status alone.
             status = int(getattr(error, "status_code", 0))

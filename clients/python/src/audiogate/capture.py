@@ -86,11 +86,7 @@ CaptureItem = Union[AudioChunk, VadEvent, LevelEvent, OverrunEvent, DeviceEvent]
 
 
 class Capture:
-    """Live capture: `async with client.capture() as cap: async for item in cap: ...`.
-
-    Yields AudioChunk and the events in the order the server sent them; the iteration ends when
-    the server closes the socket normally (1000) or shuts down (1001).
-    """
+    """Live capture: `async with client.capture() as cap: async for item in cap` yields chunks and events in order."""
 
     def __init__(self, endpoint: Endpoint, params: dict[str, Any]) -> None:
         self._endpoint = endpoint
@@ -153,7 +149,11 @@ class Capture:
                 yield item
 
     async def _receive(self) -> dict[str, Any] | None:
-        """The next message as a dict (binary frames as `{"type": "binary"}`), None at a normal end."""
+        """The next message as a dict (binary frames as `{"type": "binary"}`), None at a normal end.
+
+        A normal close (1000) and the server shutting down (1001) end the iteration: both are the
+        end of the stream, not a failure of this client.
+        """
         if self._socket is None:
             raise AudiogateError("not_open", "the capture is not open")
         try:

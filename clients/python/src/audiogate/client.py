@@ -44,7 +44,9 @@ class Client:
 
     # ---- HTTP
 
-    async def _json(self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> dict[str, Any]:
+    async def _json(
+        self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None
+    ) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
         _, answer = await self._endpoint.request(
             method, path, query, data, "application/json" if data is not None else None
@@ -76,7 +78,8 @@ class Client:
         wait: bool = False,
     ) -> dict[str, Any]:
         """Speaks `text` with the system voice; with `wait` returns once it was heard."""
-        body = {key: value for key, value in dict(text=text, voice=voice, rate=rate, stream=stream).items() if value is not None}
+        fields = dict(text=text, voice=voice, rate=rate, stream=stream)
+        body = {key: value for key, value in fields.items() if value is not None}
         return await self._json("POST", "/v1/say", {"wait": wait or None}, body)
 
     async def play(

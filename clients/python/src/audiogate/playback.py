@@ -21,7 +21,7 @@ _PIECE = 256 * 1024
 
 @dataclass(frozen=True)
 class Mark:
-    """What became of a mark: heard, or dropped by a clear (or the connection ending) first."""
+    """What became of a mark: heard, or dropped by a clear first (`heard` False)."""
 
     name: str
     heard: bool
@@ -62,13 +62,7 @@ class _PendingMark:
 
 
 class Playback:
-    """A playback stream: `async with client.playback() as pb: await pb.write(pcm)`.
-
-    `write` returns once the bytes are on their way; when the stream holds 60 s the server stops
-    reading and `write` waits (TCP flow control), so a producer is paced without sleeping.
-    Leaving the block closes the socket; audio already queued still plays (await `drained()` first
-    to wait for it).
-    """
+    """A stream: `async with client.playback() as pb: await pb.write(pcm)`; queued audio plays out after the block."""
 
     def __init__(
         self,
@@ -137,7 +131,9 @@ class Playback:
         await self.close()
 
     async def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Queues audio (raw PCM in the stream's format, or pieces of a compressed file)."""
+        """Queues audio (PCM in the stream's format, or pieces of a compressed file); waits while the stream is full."""
+        # Pacing is the server's: with `--playback-queue-seconds` queued it stops reading, the
+        # socket's send blocks, and so does this write, without any sleeping here.
         data = bytes(data)
         if not data:
             return
@@ -149,12 +145,13 @@ class Playback:
             await done
 
     def mark(self, name: str | None = None) -> asyncio.Future[Mark]:
-        """Marks the end of what was written so far; the future resolves when it was heard."""
+        """Marks what was written so far: a future of its Mark once heard or cleared (fails if the connection ends)."""
         self._check()
         future: asyncio.Future[Mark] = asyncio.get_running_loop().create_future()
         # Read the outcome even when nobody awaits it, so a dropped connection is not logged.
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        mark = _PendingMark(name if name is not None else f"mark-{next(self._names)}", self.written_ms, self._epoch, future)
+        name = name if name is not None else f"mark-{next(self._names)}"
+        mark = _PendingMark(name, self.written_ms, self._epoch, future)
         self._marks.append(mark)
         self._outgoing.put_nowait((json.dumps({"type": "mark", "name": mark.name}), None))
         return future
@@ -171,7 +168,7 @@ class Playback:
         return await future
 
     async def drained(self) -> None:
-        """Returns once everything written so far was heard (or cleared)."""
+        """Returns once everything written so far was heard (or cleared); raises if the connection ends."""
         await self.mark()
 
     def _check(self) -> None:
@@ -210,7 +207,9 @@ class Playback:
         except websockets.exceptions.ConnectionClosed as error:
             self._fail(closed_error(error))
             return
-        self._fail(self._error or AudiogateError("connection_closed", "the server closed the connection"))
+        code, reason = self._socket.close_code, self._socket.close_reason
+        detail = f" ({code} {reason})".replace(" )", ")") if code is not None else ""
+        self._fail(self._error or AudiogateError("connection_closed", f"the server closed the connection{detail}"))
 
     def _handle(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
