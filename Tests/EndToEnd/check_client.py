@@ -4,15 +4,19 @@ whose default capture source is the speaker's monitor, so what the client plays 
 
 - an http:// URL serves both the HTTP calls and the WebSockets (ws:// works for HTTP too);
 - capture: the `start` message as CaptureStart; chunks numbered from 0 without gaps, 20 ms apart on
-  the server's clock; a tone written through Playback is captured at its pitch and level;
+  the server's clock (longer only by audio the server reports lost); a tone written through
+  Playback is captured at its pitch and level;
 - marks resolve in order, each not before its audio was heard (timed on the capture's clock),
   with their positions; `drained()` returns after the last; the server's drained event arrives;
 - clear (barge-in) silences the speaker within 60 ms of the call, measured on what the card heard
   (capture timestamps are CLOCK_MONOTONIC, the clock of time.monotonic()); Cleared's played_ms and
   flushed_ms add up to what was written; a pending mark resolves as not heard;
+- `levels=True` brings LevelEvents among the chunks;
 - say, status, a recording started, listed, stopped and downloaded as WAV;
 - errors: a bad parameter refuses the WebSocket with the server's code; an unreachable port and a
   bad scheme are reported as such;
+- the server shutting down (SIGTERM) ends a capture's iteration and fails a pending mark and the next
+  write with `connection_closed`;
 - a server with --token: the client with the token captures, plays and calls HTTP; without it, or
   with a wrong one, every route is refused as `unauthorized` (401).
 A real-time check that fails while the hypervisor was stealing CPU or the CPUs were saturated
