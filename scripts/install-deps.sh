@@ -50,6 +50,8 @@ if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
         python3 -m venv .venv
     fi
     .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-test.txt
+    # The Python client package (clients/python), as its users install it.
+    .venv/bin/python -m pip install -q --disable-pip-version-check ./clients/python
     # wyoming-satellite pins its own wyoming version: it lives in a venv of its own.
     if [[ ! -x .venv-satellite/bin/python ]]; then
         python3 -m venv .venv-satellite

@@ -22,6 +22,8 @@ if ! swift test --skip-build --no-parallel "$@" 2>&1 | tee "$log"; then
 fi
 .venv/bin/python Tests/EndToEnd/check_abuse.py
 .venv/bin/python Tests/EndToEnd/check_shutdown.py
+# The Python client package against a live server.
+.venv/bin/python Tests/EndToEnd/check_client.py
 # The examples against a live server: examples/python and every command in examples/curl.md.
 .venv/bin/python Tests/EndToEnd/check_examples.py
 # The demo page in headless Chromium; the binary was built above.
