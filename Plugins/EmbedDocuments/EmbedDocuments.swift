@@ -1,7 +1,7 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the served documents (openapi.yaml, the demo page) in the server at build time, so a
+/// Embeds the served documents (openapi.yaml, the demo page, the browser module) in the server at build time, so a
 /// binary copied anywhere serves them, while the repository holds each document once.
 @main
 struct EmbedDocuments: BuildToolPlugin {
@@ -20,6 +20,9 @@ struct EmbedDocuments: BuildToolPlugin {
         Document(
             path: "examples/browser/index.html", enumName: "DemoPage", property: "html",
             summary: "The browser demo page served at `GET /`, byte for byte the repository's examples/browser/index.html."),
+        Document(
+            path: "clients/browser/audiogate.js", enumName: "BrowserModule", property: "javascript",
+            summary: "The browser module served at `GET /v1/audiogate.js`, byte for byte the repository's clients/browser/audiogate.js."),
     ]
 
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {

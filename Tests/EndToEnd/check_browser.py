@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
-"""Real-browser check of the demo page at GET / (run by `make test`).
+"""Real-browser check of the browser module /v1/audiogate.js and the demo page at GET / (run by `make test`).
 
-Starts the server on the test sound card, plays a tone into the card so the microphone is not
-silent, opens the page in headless Chromium and checks that:
+Starts the server on the test sound card with `--allow-origin` for a page served from another
+port, and checks in headless Chromium that this page:
+  - imports /v1/audiogate.js cross-origin (and that an origin not allowed gets a 403 for it);
+  - hears the tone played into the card through capture(), at its pitch, and starts listen()'s
+    AudioWorklet;
+  - plays through playback(): an array's tone with send() and an OscillatorNode's through
+    connect() (an AudioWorklet), each heard whole on the card and its mark answered.
+Then it plays a tone into the card so the microphone is not silent, opens the demo page and checks that:
   - capture chunks arrive and the level meter moves with the tone (the page's data-* counters);
   - "Listen in browser" loads its AudioWorklet (from a blob: URL, under the page's CSP);
   - "Record 5 s and play back" records and plays back (its mark comes back);
   - "Speak" reaches the server: its mark comes back and the server's own capture hears its 1 s of
     440 Hz whole;
   - "Stop" cuts playback off (a `cleared` event);
+  - the control panel: "Say" queues speech, the volume slider and mute set /v1/volume and follow
+    another client's change, a server recording started and stopped from the page is listed with a
+    download link that serves its WAV, the playback streams show while the page plays;
   - the browser logged no errors (CSP violations included);
   - no Chromium process is left behind.
 A run that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
@@ -25,6 +34,8 @@ default), AUDIOGATE_BROWSER_SCHEME (light or dark, default light).
 import argparse
 import ctypes
 import functools
+import http.server
+import json
 import math
 import os
 import pathlib
@@ -33,7 +44,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 
 import numpy as np
 from selenium import webdriver
@@ -131,13 +145,243 @@ def end_browser(driver, service):
     return left
 
 
+# ---- the browser module on a page of another, allowed, origin
+
+MODULE_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>module page</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import * as audiogate from "SERVER/v1/audiogate.js";
+window.audiogate = audiogate;
+document.title = "module loaded";
+</script>
+"""
+
+# capture(): about 1.5 s of the server's microphone, then listen()'s AudioWorklet briefly.
+CAPTURE_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const mic = await window.audiogate.capture({ rate: 16000 });
+  const chunks = [];
+  mic.addEventListener("audio", (event) => chunks.push(event.detail));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const listening = await mic.listen();
+  const listenRate = listening.context.sampleRate;
+  await listening.stop();
+  mic.close();
+  const samples = [];
+  for (const chunk of chunks) for (const value of chunk) samples.push(value);
+  return { rate: mic.rate, channels: mic.channels, chunkMs: mic.chunkMs, chunks: chunks.length, samples, listenRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# playback(): 1 s of 800 Hz sent as an array, then 1 s of 1200 Hz from an OscillatorNode through
+# connect()'s AudioWorklet, each followed by a mark.
+PLAYBACK_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const rate = 24000;
+  const speaker = await window.audiogate.playback({ rate, stream: "module" });
+  const tone = new Float32Array(rate);
+  for (let i = 0; i < rate; i++) {
+    const fade = Math.min(1, i / 240, (rate - 1 - i) / 240);
+    tone[i] = 0.5 * fade * Math.sin(2 * Math.PI * 800 * i / rate);
+  }
+  speaker.send(tone);
+  const first = await speaker.mark("array");
+  const context = new AudioContext({ sampleRate: rate });
+  const oscillator = new OscillatorNode(context, { frequency: 1200 });
+  const gain = new GainNode(context, { gain: 0 });
+  oscillator.connect(gain);
+  const tap = await speaker.connect(gain);
+  await context.resume();
+  const start = context.currentTime + 0.1;
+  gain.gain.setValueAtTime(0, start);
+  gain.gain.linearRampToValueAtTime(0.5, start + 0.01);
+  gain.gain.setValueAtTime(0.5, start + 0.99);
+  gain.gain.linearRampToValueAtTime(0, start + 1);
+  oscillator.start(start);
+  oscillator.stop(start + 1);
+  await new Promise((resolve) => { oscillator.onended = resolve; });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  tap.stop();
+  const second = await speaker.mark("node");
+  await context.close();
+  speaker.close();
+  return { marks: [first.name, second.name], contextRate: context.sampleRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve_folder(folder, port):
+    """A static web server for `folder` on 127.0.0.1:`port`, in a thread; shutdown() ends it."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def pitch(samples, rate):
+    """The frequency of the strongest FFT bin (1 Hz bins over 1 s)."""
+    x = np.asarray(samples[-rate:], dtype=np.float64)
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return float(np.argmax(spectrum[20:]) + 20) * rate / len(x)
+
+
+def browser_errors(driver):
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" or "Content Security Policy" in e["message"]]
+    for e in errors:
+        print("     browser:", e["message"])
+    return errors
+
+
+def module_checks(driver, server, page_base, work):
+    """The module on a page of an allowed origin: import, capture() with pitch, playback() heard."""
+    request = urllib.request.Request(server.base + "/v1/audiogate.js", headers={"Origin": "http://127.0.0.1:9"})
+    try:
+        urllib.request.urlopen(request, timeout=5)
+        status = 200
+    except urllib.error.HTTPError as error:
+        status = error.code
+    check(status == 403, f"an origin not allowed gets 403 for /v1/audiogate.js ({status})")
+
+    driver.get(page_base + "/module.html")
+    loaded = wait_for(lambda: driver.title == "module loaded" or None, 5)
+    check(loaded is not None, f"a page on {page_base} imports {server.base}/v1/audiogate.js (title {driver.title!r})")
+    if loaded is None:
+        return
+
+    # capture(): the room's 660 Hz, at its pitch.
+    tone = work / "tone-660.wav"
+    e2e.write_wav(tone, e2e.tone(660, 4.0, 48000), 48000)
+    player = e2e.room(tone)
+    try:
+        time.sleep(0.5)
+        driver.set_script_timeout(20)
+        result = driver.execute_async_script(CAPTURE_SCRIPT)
+    finally:
+        e2e.stop_room(player)
+    if result.get("error"):
+        check(False, f"capture() in the page: {result['error']}")
+        return
+    samples = np.array(result["samples"])
+    heard = pitch(samples, result["rate"]) if len(samples) >= result["rate"] else 0
+    print(f"     capture(): {result['chunks']} chunks, {len(samples)} samples at {result['rate']} Hz, "
+          f"{e2e.dbfs(samples):.1f} dBFS, pitch {heard:.0f} Hz; listen() at {result['listenRate']} Hz")
+    check(result["rate"] == 16000 and result["channels"] == 1 and result["chunkMs"] == 20,
+          "capture() reports the stream's rate, channels and chunk length")
+    check(len(samples) >= 16000, f"capture() delivers audio ({len(samples)} samples in 1.5 s)")
+    check(abs(heard - 660) <= 3 and e2e.dbfs(samples) > -30,
+          f"capture() hears the room's tone at its pitch ({heard:.0f} Hz, {e2e.dbfs(samples):.1f} dBFS)")
+    check(result["listenRate"] == 16000, "listen() plays the capture through an AudioWorklet at the stream's rate")
+
+    # playback(): both tones heard whole on the card, the marks answered.
+    server.quiet(3)
+    listener = e2e.Listener(server)
+    try:
+        driver.set_script_timeout(20)
+        result = driver.execute_async_script(PLAYBACK_SCRIPT)
+        time.sleep(0.3)
+    finally:
+        heard = listener.stop()
+    if result.get("error"):
+        check(False, f"playback() in the page: {result['error']}")
+        return
+    array_seconds = e2e.tone_seconds(heard, 800)
+    node_seconds = e2e.tone_seconds(heard, 1200)
+    print(f"     playback(): marks {result['marks']}; the card heard 800 Hz for {array_seconds:.2f} s, "
+          f"1200 Hz for {node_seconds:.2f} s")
+    check(result["marks"] == ["array", "node"], f"playback()'s marks resolve once heard ({result['marks']})")
+    check(abs(array_seconds - 1.0) <= 0.1, f"send(): the card plays the array's 1 s of 800 Hz ({array_seconds:.2f} s)")
+    check(abs(node_seconds - 1.0) <= 0.1,
+          f"connect(): the card plays the OscillatorNode's 1 s of 1200 Hz through the AudioWorklet ({node_seconds:.2f} s)")
+    check(not browser_errors(driver), "the module page logged no browser errors")
+
+
+# ---- the demo page's control panel
+
+def streams_shown(driver):
+    """The streams line names the demo page's stream, or counts at least one."""
+    text = driver.find_element(By.ID, "st-streams").text
+    return text if "demo" in text or (text.isdigit() and int(text) >= 1) else None
+
+
+def put_json(server, path, body):
+    request = urllib.request.Request(server.base + path, data=json.dumps(body).encode(), method="PUT")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)
+
+
+def set_slider(driver, value):
+    driver.execute_script("const s = document.getElementById('volume'); s.value = arguments[0];"
+                          "s.dispatchEvent(new Event('input'));", value)
+
+
+def control_panel_checks(driver, server):
+    """Say, the volume slider and mute, and the recordings list with its download links."""
+    driver.find_element(By.ID, "say-text").send_keys("The control panel speaks.")
+    driver.find_element(By.ID, "say").click()
+    said = wait_for(lambda: "ms of speech queued on 'demo'" in log_text(driver), 5)
+    check(said is not None, "Say posts the text to /v1/say on the page's stream")
+    played = wait_for(lambda: server.get("/v1/status")["playback"]["queued_ms"] > 0 or None, 3)
+    check(played is not None, "the speech is queued on the server")
+    driver.find_element(By.ID, "stop").click()
+
+    # The slider sets the volume; mute is kept apart from the gain.
+    set_slider(driver, 40)
+    # The server keeps the gain as a float32.
+    volume = wait_for(lambda: abs(server.get("/v1/volume")["playback"] - 0.4) < 1e-6 or None, 3)
+    check(volume is not None, f"the slider sets /v1/volume ({server.get('/v1/volume')})")
+    driver.find_element(By.ID, "muted").click()
+    muted = wait_for(lambda: server.get("/v1/volume")["muted"] or None, 3)
+    check(muted is not None and abs(server.get("/v1/volume")["playback"] - 0.4) < 1e-6, "mute sets muted and keeps the gain")
+    driver.find_element(By.ID, "muted").click()
+    wait_for(lambda: not server.get("/v1/volume")["muted"] or None, 3)
+    # Another client's change reaches the slider through the status poll.
+    put_json(server, "/v1/volume", {"playback": 1.0, "muted": False})
+    follows = wait_for(lambda: driver.find_element(By.ID, "volume").get_attribute("value") == "100"
+                       and not driver.find_element(By.ID, "muted").is_selected() or None, 5)
+    check(follows is not None, "the slider follows another client's PUT /v1/volume "
+          f"({driver.find_element(By.ID, 'volume').get_attribute('value')})")
+
+    # A server recording from the page, listed with a link that downloads its WAV.
+    driver.find_element(By.ID, "rec-start").click()
+    started = wait_for(lambda: "recording on the server: " in log_text(driver), 3)
+    check(started is not None, "Record on the server starts a recording")
+    time.sleep(1.5)
+    driver.find_element(By.ID, "rec-stop").click()
+    check(wait_for(lambda: " stopped: " in log_text(driver), 3) is not None, "Stop recording stops it")
+    link = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#recordings li[data-state=stopped] a[download]"), 5)
+    check(bool(link), "the recordings list shows the stopped recording with a download link")
+    if link:
+        href = link[0].get_attribute("href")
+        with urllib.request.urlopen(href, timeout=5) as response:
+            body = response.read()
+            kind = response.headers.get("Content-Type", "")
+        check(body[:4] == b"RIFF" and body[8:12] == b"WAVE" and len(body) > 16000,
+              f"the link downloads the segment as WAV ({kind}, {len(body)} bytes)")
+
+
 # ---- one run
 
 def attempt(binary, port, screenshot):
     work = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-browser-"))
     tone = work / "tone.wav"
     write_tone(tone, 7.0, 330.0)
-    server = e2e.Server(binary, "pulse", port=port, log_level=None, log=work / "server.log")
+    page_port = e2e.free_port()
+    page_base = f"http://127.0.0.1:{page_port}"
+    site = work / "site"
+    site.mkdir()
+    server = e2e.Server(binary, "pulse", port=port, log_level=None, log=work / "server.log",
+                        extra=["--allow-origin", page_base])
+    (site / "module.html").write_text(MODULE_PAGE.replace("SERVER", server.base))
+    pages = serve_folder(site, page_port)
     player = None
     driver = None
     service = None
@@ -163,6 +407,10 @@ def attempt(binary, port, screenshot):
         driver = webdriver.Chrome(service=service, options=options)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": SCHEME}]})
+
+        # 0. The browser module on a page of another origin.
+        module_checks(driver, server, page_base, work)
+        server.quiet(3)
 
         # 1. The microphone: the tone plays into the card while the page shows it.
         player = e2e.room(tone)
@@ -204,6 +452,9 @@ def attempt(binary, port, screenshot):
               "record sends 5 s to the playback socket")
         queued = wait_for(lambda: server.get("/v1/status")["playback"]["queued_ms"] or None, 3)
         check(queued is not None, f"status shows the recording queued ({queued} ms)")
+        # The streams line: a count, or each stream's name (and role, where the server has roles).
+        streams = wait_for(lambda: streams_shown(driver), 3)
+        check(streams is not None, f"the panel shows the playing stream ({driver.find_element(By.ID, 'st-streams').text!r})")
         check(wait_for(lambda: "mark 'recording' heard" in log_text(driver), 10) is not None,
               "the recording was played back (mark heard)")
         player.wait(timeout=10)
@@ -236,7 +487,10 @@ def attempt(binary, port, screenshot):
         check(wait_for(lambda: "cleared: played" in log_text(driver), 3) is not None, "stop clears the stream")
         check(wait_for(lambda: "stop: DELETE /v1/playback flushed" in log_text(driver), 3) is not None, "stop's DELETE answers")
 
-        # 5. Status panel and browser errors.
+        # 5. The control panel: say, volume, recordings.
+        control_panel_checks(driver, server)
+
+        # 6. Status panel and browser errors.
         status = wait_for(lambda: driver.find_element(By.ID, "st-capture").text.startswith("running")
                           and driver.find_element(By.ID, "st-capture").text, 3)
         check(status is not None, f"status shows capture running ({driver.find_element(By.ID, 'st-capture').text})")
@@ -245,7 +499,7 @@ def attempt(binary, port, screenshot):
             print("     browser:", e["message"])
         check(not errors, "no browser errors or CSP violations")
 
-        # 6. A screenshot while the microphone hears something, when asked for.
+        # 7. A screenshot while the microphone hears something, when asked for.
         if screenshot:
             player = e2e.room(tone)
             time.sleep(2.5)
@@ -264,6 +518,8 @@ def attempt(binary, port, screenshot):
             check(not left, "no Chromium process left behind" + (f": {left}" if left else ""))
         if player:
             e2e.stop_room(player)
+        pages.shutdown()
+        pages.server_close()
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
 

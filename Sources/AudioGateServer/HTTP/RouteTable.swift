@@ -8,6 +8,7 @@ enum RouteTable {
         "/openapi.yaml": [.get],
         "/metrics": [.get],
         "/v1/info": [.get],
+        "/v1/audiogate.js": [.get],
         "/v1/devices": [.get],
         "/v1/status": [.get],
         "/v1/capture": [.get],

@@ -3,8 +3,9 @@ import Hummingbird
 import NIOCore
 
 extension AudioGateServer {
-    /// `GET /`: the browser demo page (examples/browser/index.html, embedded at build time by the
-    /// EmbedDocuments plugin). Public like `/openapi.yaml`; the page itself sends the token, if
+    /// `GET /`: the browser demo page (examples/browser/index.html), and `GET /v1/audiogate.js`: the
+    /// browser module it imports (clients/browser/audiogate.js), both embedded at build time by the
+    /// EmbedDocuments plugin. Public like `/openapi.yaml`; the page itself sends the token, if
     /// any, on its API calls.
     func addPageRoutes(to router: Router<AudioGateRequestContext>) {
         // Encoded once; every response shares the bytes (ByteBuffer is copy-on-write).
@@ -14,7 +15,19 @@ extension AudioGateServer {
             headers[.contentSecurityPolicy] = Self.pageContentSecurityPolicy(host: request.head.authority)
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: page))
         }
+        // Public like the page; a page on an allowed origin imports it cross-origin, which the
+        // security middleware answers with Access-Control-Allow-Origin.
+        let module = ByteBuffer(string: BrowserModule.javascript)
+        router.get("/v1/audiogate.js") { _, _ in
+            Response(status: .ok, headers: Self.moduleHeaders, body: .init(byteBuffer: module))
+        }
     }
+
+    /// The browser module's headers: JavaScript, revalidated on every load so an upgraded server's
+    /// module is used at once.
+    static let moduleHeaders: HTTPFields = [
+        .contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache", .xContentTypeOptions: "nosniff",
+    ]
 
     /// The headers every page response carries besides its Content-Security-Policy.
     static let pageHeaders: HTTPFields = {

@@ -33,9 +33,13 @@ public struct SecurityPolicy: Sendable {
         return nil
     }
 
-    /// `/v1` and `/metrics` need the token; `/healthz`, `/openapi.yaml` and the page do not.
+    /// `/v1` and `/metrics` need the token; `/healthz`, `/openapi.yaml`, the page and the browser
+    /// module do not.
     static func needsToken(_ path: String) -> Bool {
-        path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics"
+        // The module is public code, like the page: a `<script type="module">` cannot send a header,
+        // and its calls carry the token themselves. Origin and Host are still checked.
+        guard path != "/v1/audiogate.js" else { return false }
+        return path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics"
     }
 
     /// Splits a Host header into a lower-cased name and an optional port; nil when malformed.
