@@ -1,10 +1,11 @@
 # audiogate: two commands set up a fresh Debian machine.
 #   make run    install build needs, build release, serve on 127.0.0.1:8750
 #   make test   install test needs, start the test sound card if there is none, run the tests
+#   make deb    a Debian package of the release build (audiogate_VERSION_ARCH.deb) that needs no Swift
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test deps test-deps bench bench-gate fuzz clean have-swift
+.PHONY: run build release deb test deps test-deps bench bench-gate fuzz clean have-swift
 
 # Debian packages no Swift: say so in one line instead of make's "command not found".
 have-swift:
@@ -21,6 +22,11 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --product audiogate
+
+# The binary, the Swift runtime it links, the systemd unit and /etc/default/audiogate; installs
+# with `apt install ./audiogate_VERSION_ARCH.deb` (scripts/build-deb.sh).
+deb: release
+	scripts/build-deb.sh .build/release/audiogate
 
 run: release
 	.build/release/audiogate serve $(ARGS)
