@@ -158,14 +158,22 @@ document.title = "module loaded";
 </script>
 """
 
-# capture(): about 1.5 s of the server's microphone, then listen()'s AudioWorklet briefly.
+# capture(): 1.5 s of the server's microphone (the card may take a moment to open, so this waits
+# for the audio, up to 8 s), then listen()'s AudioWorklet briefly.
 CAPTURE_SCRIPT = """
 const done = arguments[arguments.length - 1];
 (async () => {
   const mic = await window.audiogate.capture({ rate: 16000 });
   const chunks = [];
-  mic.addEventListener("audio", (event) => chunks.push(event.detail));
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => {
+    let samples = 0;
+    mic.addEventListener("audio", (event) => {
+      chunks.push(event.detail);
+      samples += event.detail.length;
+      if (samples >= 24000) resolve();
+    });
+    setTimeout(resolve, 8000);
+  });
   const listening = await mic.listen();
   const listenRate = listening.context.sampleRate;
   await listening.stop();
@@ -259,7 +267,7 @@ def module_checks(driver, server, page_base, work):
 
     # capture(): the room's 660 Hz, at its pitch.
     tone = work / "tone-660.wav"
-    e2e.write_wav(tone, e2e.tone(660, 4.0, 48000), 48000)
+    e2e.write_wav(tone, e2e.tone(660, 10.0, 48000), 48000)
     player = e2e.room(tone)
     try:
         time.sleep(0.5)
@@ -276,7 +284,7 @@ def module_checks(driver, server, page_base, work):
           f"{e2e.dbfs(samples):.1f} dBFS, pitch {heard:.0f} Hz; listen() at {result['listenRate']} Hz")
     check(result["rate"] == 16000 and result["channels"] == 1 and result["chunkMs"] == 20,
           "capture() reports the stream's rate, channels and chunk length")
-    check(len(samples) >= 16000, f"capture() delivers audio ({len(samples)} samples in 1.5 s)")
+    check(len(samples) >= 24000, f"capture() delivers 1.5 s of audio ({len(samples)} samples)")
     check(abs(heard - 660) <= 3 and e2e.dbfs(samples) > -30,
           f"capture() hears the room's tone at its pitch ({heard:.0f} Hz, {e2e.dbfs(samples):.1f} dBFS)")
     check(result["listenRate"] == 16000, "listen() plays the capture through an AudioWorklet at the stream's rate")
