@@ -12,6 +12,8 @@ want=(libasound2-dev libspeexdsp-dev g++ pkg-config)
 # WebRTC's audio processing 2.1 (the AEC3 canceller) is built from its source: meson, ninja, and
 # python3-venv for the pinned download.
 want+=(meson ninja-build python3 python3-venv)
+# make deb points the binary at the Swift runtime it ships.
+want+=(patchelf)
 # Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
 want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then

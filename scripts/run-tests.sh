@@ -32,6 +32,8 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_wyoming.py
 # Memory under connection churn, against the release build users run: flat per connection and request.
 swift build -c release --product audiogate
+# The Debian package: built from the release binary, installed, run without Swift, purged.
+.venv/bin/python Tests/EndToEnd/check_deb.py
 # No request freezes capture clients: long /v1/say and /v1/voices beside ten capture clients.
 .venv/bin/python Tests/EndToEnd/check_speech_load.py --binary .build/release/audiogate
 .venv/bin/python Tests/EndToEnd/check_churn.py
