@@ -15,7 +15,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 echo "building webrtc-audio-processing $version (a few minutes, once)"
 python3 -m venv "$work/venv"
-"$work/venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+"$work/venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps --no-binary aec-audio-processing \
     --require-hashes -r scripts/requirements-webrtc-apm.txt -d "$work"
 tar -xzf "$work"/aec_audio_processing-*.tar.gz -C "$work"
 source="$(echo "$work"/aec_audio_processing-*/webrtc-audio-processing)"
