@@ -101,6 +101,19 @@ extern "C" int ag_voice_process(ag_voice *voice, float *samples, int delay_ms, i
     return code;
 }
 
+extern "C" int ag_voice_reset_echo(ag_voice *voice) {
+    if (voice == nullptr) return AudioProcessing::kNullPointerError;
+    if (!voice->options.echo_cancellation) return AudioProcessing::kNoError;
+    // Applying a configuration whose canceller setting changed creates a new canceller and leaves
+    // the noise suppressor, gain control and filters as they are.
+    auto config = voice->apm->GetConfig();
+    config.echo_canceller.enabled = false;
+    voice->apm->ApplyConfig(config);
+    config.echo_canceller.enabled = true;
+    voice->apm->ApplyConfig(config);
+    return AudioProcessing::kNoError;
+}
+
 extern "C" int ag_voice_echo_delay_ms(ag_voice *voice) {
     if (voice == nullptr || !voice->options.echo_cancellation) return -1;
     auto delay = voice->apm->GetStatistics().delay_ms;

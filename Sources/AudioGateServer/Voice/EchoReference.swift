@@ -24,6 +24,10 @@ public final class EchoReference: Sendable {
         var anchorFrame: UInt64 = 0
         var anchorTime = 0.0
         var anchored = false
+        /// Counts re-anchorings: each is a new timing between the mixer and the speaker (the device
+        /// started again after idling, reopened, or ran late), so the echo path a canceller learned
+        /// may have moved.
+        var epoch: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -79,6 +83,7 @@ public final class EchoReference: Sendable {
                 state.anchorFrame = playing
                 state.anchorTime = Double(now)
                 state.anchored = true
+                state.epoch &+= 1
             } else {
                 state.anchorTime += error * Self.slew
             }
@@ -90,11 +95,12 @@ public final class EchoReference: Sendable {
     /// The device rate of the reference (0 before the first period).
     var rate: Int { state.withLock { $0.rate } }
 
-    /// The device frame that leaves the speaker at `time` (monotonic ns), nil before playback ran.
-    func deviceFrame(at time: UInt64) -> Double? {
+    /// The device frame that leaves the speaker at `time` (monotonic ns) and the timing's epoch (it
+    /// changes when the device's timing does), nil before playback ran.
+    func deviceFrame(at time: UInt64) -> (frame: Double, epoch: UInt64)? {
         state.withLock { state in
             guard state.anchored, state.rate > 0 else { return nil }
-            return Double(state.anchorFrame) + (Double(time) - state.anchorTime) * Double(state.rate) / 1e9
+            return (Double(state.anchorFrame) + (Double(time) - state.anchorTime) * Double(state.rate) / 1e9, state.epoch)
         }
     }
 

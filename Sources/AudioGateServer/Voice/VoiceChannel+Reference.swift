@@ -6,11 +6,13 @@ extension VoiceChannel {
     func fillReference(_ worker: inout Worker, at time: UInt64) {
         let frameSize = worker.processor.frameSize
         let deviceRate = echo.rate
-        guard deviceRate > 0, let expected = echo.deviceFrame(at: time) else {
+        guard deviceRate > 0, let (expected, epoch) = echo.deviceFrame(at: time) else {
             // Nothing has played yet: the reference is silence and the canceller holds still.
             for index in worker.reference.indices { worker.reference[index] = 0 }
             return
         }
+        if let known = worker.referenceEpoch, known != epoch { worker.echoPathMoved = true }
+        worker.referenceEpoch = epoch
         let ratio = Double(deviceRate) / Double(format.rate)
         // Where the next reference sample comes from: the cursor minus what waits in the FIFO.
         let position = worker.cursor.map { $0 - Double(worker.fifo.count) * ratio }

@@ -42,6 +42,10 @@ final class VoiceChannel: Sendable {
         var sinceFarEnd = Int.max
         /// Audible reference frames since the speaker last started after a pause.
         var farEndRun = 0
+        /// The echo reference's timing epoch the canceller has learned on.
+        var referenceEpoch: UInt64?
+        /// The speaker's timing changed since the canceller learned the echo path.
+        var echoPathMoved = false
     }
 
     /// The group's client format (mono, at a processing rate).
@@ -205,6 +209,13 @@ final class VoiceChannel: Sendable {
         do throws(VoiceProcessingError) {
             if processing.echoCancellation {
                 fillReference(&worker, at: time)
+                if worker.echoPathMoved {
+                    // A restarted device plays with another delay; AEC3 finds a new path far
+                    // faster from scratch (as on first use) than by re-adapting the old one.
+                    try worker.processor.resetEchoCanceller()
+                    worker.echoPathMoved = false
+                    worker.farEndFrames = 0
+                }
                 var far = LevelMeter()
                 worker.reference.withUnsafeBufferPointer { far.add($0) }
                 worker.sinceFarEnd = worker.sinceFarEnd == .max ? .max : worker.sinceFarEnd + 1

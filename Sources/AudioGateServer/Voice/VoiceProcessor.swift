@@ -49,6 +49,11 @@ final class VoiceProcessor {
         return voice != 0
     }
 
+    /// Starts the echo canceller afresh (the echo path moved); the other parts keep their state.
+    func resetEchoCanceller() throws(VoiceProcessingError) {
+        try VoiceProcessingError.check(ag_voice_reset_echo(handle), "ag_voice_reset_echo")
+    }
+
     /// The echo delay the canceller estimates, in ms (nil while it does not know).
     var estimatedEchoDelayMilliseconds: Int? {
         let value = ag_voice_echo_delay_ms(handle)

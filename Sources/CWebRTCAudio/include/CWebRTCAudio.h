@@ -34,6 +34,10 @@ int ag_voice_reverse(ag_voice *voice, const float *samples);
 /// detection runs (else 0).
 int ag_voice_process(ag_voice *voice, float *samples, int delay_ms, int *voice_detected);
 
+/// Starts the echo canceller afresh (the echo path moved: another device delay); the noise
+/// suppressor and gain control keep their state. Returns 0 or an error code.
+int ag_voice_reset_echo(ag_voice *voice);
+
 /// The echo delay the canceller estimates, in ms (-1 while it does not know).
 int ag_voice_echo_delay_ms(ag_voice *voice);
 
