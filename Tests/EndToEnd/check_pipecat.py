@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Runs a real Pipecat pipeline on audiogate: transport.input() -> echo -> transport.output().
+
+    .venv-pipecat/bin/python Tests/EndToEnd/check_pipecat.py [--binary .build/debug/audiogate] [--device pulse]
+
+The test card's microphone hears its loudspeaker, so a tone played into the room (`paplay`) reaches
+the pipeline through `WS /v1/capture`, and what the pipeline plays is heard by a monitor (a second
+capture, whose chunks carry their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
+The echo processor replays what it heard during a window, 1.8 s later, so the room's tone and
+its echo are apart; echo cancellation (on by default) keeps the echo from feeding back.
+  echo       the 1 s 440 Hz tone comes out again at 440 Hz, 1 s long, without a gap, with no
+             stream underrun; BotStartedSpeakingFrame comes, and BotStoppedSpeakingFrame only once
+             the echo's end was heard (not when its last bytes were written)
+  interrupt  an InterruptionFrame in the middle of an echo silences the loudspeaker within 100 ms,
+             answers `cleared` with audio flushed, and stops the bot speaking
+  close      after EndFrame the runner returns; the server counts no capture client and no stream of
+             the pipeline's, and no asyncio task of the pipeline is left
+A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
+Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
+Needs pipecat-ai and the audiogate client (scripts/requirements-pipecat.txt), pulseaudio-utils (paplay).
+"""
+import argparse
+import asyncio
+import collections
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import e2e
+from e2e import check
+
+sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
+
+import audiogate  # noqa: E402
+from audiogate.pipecat import AudiogateParams, AudiogateTransport  # noqa: E402
+from loguru import logger  # noqa: E402
+from pipecat.frames.frames import (  # noqa: E402
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
+    EndFrame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+)
+from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker  # noqa: E402
+from pipecat.processors.frame_processor import FrameProcessor  # noqa: E402
+from pipecat.workers.runner import WorkerRunner  # noqa: E402
+
+RATE = 16000          # the monitor's and the pipeline input's rate
+OUT_RATE = 24000      # the pipeline's output rate (the stream takes the echo's 16 kHz as it comes)
+DELAY_S = 1.8         # the echo's delay, longer than the room's tone so the two are apart
+CUSHION_S = 0.12      # the echo starts this much ahead, so capture jitter never starves the stream
+STREAM = "pipecat-check"
+ROOM_DB = -13.5       # RMS of the room's tone (a sine at amplitude 0.3)
+
+
+# ---- the monitor: what the loudspeaker plays, with the time of each sample
+
+class Monitor:
+    """A capture without processing: the test card's loudspeaker, each sample on the monotonic clock."""
+
+    def __init__(self, client):
+        self.client = client
+        self.chunks = []
+        self.task = None
+        self.capture = None
+
+    async def start(self):
+        self.capture = self.client.capture(rate=RATE, chunk_ms=10, aec=False)
+        await self.capture.open()
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self):
+        async for chunk in self.capture.chunks():
+            self.chunks.append(chunk)
+
+    async def stop(self):
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+        await self.capture.close()
+
+    def live(self):
+        """Whether the newest chunk is at most 50 ms old (a new capture can take a while to flow)."""
+        return bool(self.chunks) and time.monotonic() - self.chunks[-1].timestamp_ms / 1000 < 0.05 + 0.01
+
+    def since(self, start):
+        """(time of the first sample, float samples) from the chunk holding `start` on; a gap in
+        the capture (a jump in seq) is filled with silence so sample times stay right."""
+        chunks = [c for c in self.chunks if c.timestamp_ms / 1000 + c.duration_ms / 1000 > start]
+        if not chunks:
+            return start, np.zeros(0)
+        parts, seq = [], chunks[0].seq
+        for c in chunks:
+            if c.seq > seq:
+                parts.append(np.zeros((c.seq - seq) * c.frames, dtype="<i2"))
+            parts.append(np.frombuffer(c.data, dtype="<i2"))
+            seq = c.seq + 1
+        return chunks[0].timestamp_ms / 1000, np.concatenate(parts) / 32768.0
+
+
+def tone_windows(x, frequency, window_ms=10):
+    """Level (dBFS, peak amplitude) of `frequency` in each window of the monitor's audio."""
+    return e2e.tone_track(x, frequency, RATE, window_ms)
+
+
+def runs(present, window_ms=10, bridge_ms=30):
+    """[(start s, end s)] of runs of True windows, gaps up to bridge_ms joined."""
+    spans = []
+    for i, on in enumerate(present):
+        if on:
+            if spans and (i - spans[-1][1]) * window_ms <= bridge_ms:
+                spans[-1][1] = i + 1
+            else:
+                spans.append([i, i + 1])
+    return [(a * window_ms / 1000, b * window_ms / 1000) for a, b in spans]
+
+
+def dominant(x):
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+    spectrum[0] = 0
+    return int(np.argmax(spectrum)) * RATE / len(x)
+
+
+def longest_gap_ms(x, floor=0.01):
+    """The longest run of near-zero samples (a sine at 0.3 spends microseconds near zero)."""
+    quiet = np.abs(x) < floor
+    longest = run = 0
+    for q in quiet:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return 1000 * longest / RATE
+
+
+# ---- the pipeline's pieces
+
+class DelayEcho(FrameProcessor):
+    """Replays the sound (not the silence) the microphone heard while armed, DELAY_S later, as the
+    bot's audio: the echo ends with the tone, so when the bot stops speaking can be checked."""
+
+    def __init__(self):
+        super().__init__()
+        self.armed_until = 0.0
+        self.held = collections.deque()
+        self.flowing = False
+
+    def arm(self, seconds):
+        """Echoes what is heard from now on for `seconds` (and nothing held from before)."""
+        self.held.clear()
+        self.flowing = False
+        self.armed_until = time.monotonic() + seconds
+
+    async def process_frame(self, frame, direction):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InputAudioRawFrame):
+            now = time.monotonic()
+            if now < self.armed_until and e2e.dbfs(np.frombuffer(frame.audio, dtype="<i2") / 32768) > -50:
+                self.held.append((now, frame))
+            # The first frames go out CUSHION_S early together, the rest one per frame heard.
+            due = now - (DELAY_S - CUSHION_S if self.flowing else DELAY_S)
+            while self.held and self.held[0][0] <= due:
+                _, heard = self.held.popleft()
+                self.flowing = True
+                await self.push_frame(OutputAudioRawFrame(heard.audio, heard.sample_rate, heard.num_channels))
+            if not self.held:
+                self.flowing = False
+            return
+        if isinstance(frame, InterruptionFrame):
+            self.held.clear()
+            self.flowing = False
+            self.armed_until = 0.0
+        await self.push_frame(frame, direction)
+
+
+class Tap(FrameProcessor):
+    """Notes when the bot-speaking frames leave the output."""
+
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    async def process_frame(self, frame, direction):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, (BotStartedSpeakingFrame, BotStoppedSpeakingFrame)):
+            self.events.append((time.monotonic(), type(frame).__name__))
+        await self.push_frame(frame, direction)
+
+    def after(self, start, name):
+        return next((t for t, n in self.events if t >= start and n == name), None)
+
+
+# ---- the checks
+
+def room_tone(folder, frequency, seconds):
+    path = pathlib.Path(folder) / f"room-{frequency}.wav"
+    e2e.write_wav(path, e2e.tone(frequency, seconds, RATE), RATE)
+    return path
+
+
+async def wait_until(predicate, seconds, interval=0.02):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    return None
+
+
+async def play_room(path):
+    player = e2e.room(path)
+    await asyncio.get_running_loop().run_in_executor(None, player.wait)
+
+
+async def check_echo(server, monitor, echo, tap, folder):
+    status = server.get("/v1/status")["playback"]
+    start = time.monotonic()
+    echo.arm(1.3)
+    await play_room(room_tone(folder, 440, 1.0))
+    stopped = await wait_until(lambda: tap.after(start, "BotStoppedSpeakingFrame"), 6)
+    await asyncio.sleep(0.3)
+    began, x = monitor.since(start)
+    spans = runs(tone_windows(x, 440) > -30)
+    ok = check(len(spans) == 2, f"echo: the room's tone and its echo are heard apart ({', '.join(f'{a:.2f}-{b:.2f} s' for a, b in spans)})")
+    if not ok:
+        return False
+    echo_a, echo_b = spans[-1]
+    echo_x = x[int((echo_a + 0.02) * RATE):int((echo_b - 0.02) * RATE)]
+    pitch = dominant(echo_x)
+    check(abs(pitch - 440) <= 3, f"echo: comes out at the tone's pitch ({pitch:.1f} Hz, 440 Hz played)")
+    check(abs((echo_b - echo_a) - 1.0) <= 0.04, f"echo: as long as the tone ({echo_b - echo_a:.2f} s heard, 1 s played into the room)")
+    gap = longest_gap_ms(echo_x)
+    level = e2e.dbfs(echo_x) - ROOM_DB
+    after = server.get("/v1/status")["playback"]
+    check(gap < 3 and abs(level) <= 3 and after["underruns"] == status["underruns"],
+          f"echo: without a gap (longest {gap:.1f} ms near zero, level {level:+.1f} dB against the room's tone, "
+          f"{after['underruns'] - status['underruns']} stream underruns)")
+    started = tap.after(start, "BotStartedSpeakingFrame")
+    heard_end = began + echo_b
+    check(started is not None and stopped is not None and started < stopped,
+          "echo: BotStartedSpeakingFrame, then BotStoppedSpeakingFrame")
+    if stopped is not None:
+        # Written is about CUSHION_S ahead of heard plus the card's buffer: stopping then would be early.
+        check(-0.02 <= stopped - heard_end <= 0.15,
+              f"echo: the bot stopped speaking when the echo's end was heard ({1000 * (stopped - heard_end):+.0f} ms)")
+    return not e2e.failures()
+
+
+async def check_interrupt(server, monitor, echo, tap, output, task, folder):
+    start = time.monotonic()
+    echo.arm(1.5)
+    await play_room(room_tone(folder, 660, 1.2))
+    started = await wait_until(lambda: tap.after(start, "BotStartedSpeakingFrame"), 5)
+    if not check(started is not None, "interrupt: the echo began"):
+        return False
+    await asyncio.sleep(max(0.0, started + 0.4 - time.monotonic()))
+    interrupted = time.monotonic()
+    await task.queue_frame(InterruptionFrame())
+    stopped = await wait_until(lambda: tap.after(interrupted, "BotStoppedSpeakingFrame"), 2)
+    await asyncio.sleep(1.0)
+    began, x = monitor.since(start)
+    levels = tone_windows(x, 660)
+    spans = runs(levels > -30)
+    echo_span = next(((began + a, began + b) for a, b in spans[1:] if began + a < interrupted < began + b + 0.2), None)
+    ok = check(len(spans) == 2 and echo_span is not None,
+               f"interrupt: the echo was playing when the InterruptionFrame came (tone heard "
+               f"{', '.join(f'{began + a - interrupted:+.2f} to {began + b - interrupted:+.2f} s' for a, b in spans)} of it)")
+    if ok:
+        loud = np.nonzero(levels > -40)[0]
+        last_heard = began + (loud[-1] + 1) * 0.01
+        check(last_heard - interrupted <= 0.1,
+              f"interrupt: the loudspeaker is silent {1000 * (last_heard - interrupted):.0f} ms after the InterruptionFrame")
+    cleared = output.last_cleared
+    check(cleared is not None and cleared.flushed_ms > 0 and cleared.played_ms > 0,
+          f"interrupt: the stream was cleared ({cleared})")
+    check(stopped is not None and stopped - interrupted < 0.1,
+          f"interrupt: the bot stopped speaking ({'never' if stopped is None else f'{1000 * (stopped - interrupted):.0f} ms'} after it)")
+    return True
+
+
+async def run(server, folder):
+    client = audiogate.Client(server.base)
+    monitor = Monitor(client)
+    await monitor.start()
+    existing = asyncio.all_tasks()
+    before = server.get("/v1/status")
+    transport = AudiogateTransport(
+        server.base, params=AudiogateParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE, stream=STREAM)
+    )
+    echo, tap = DelayEcho(), Tap()
+    task = PipelineWorker(
+        Pipeline([transport.input(), echo, transport.output(), tap]),
+        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(task)
+    running = asyncio.ensure_future(runner.run())
+    try:
+        connected = await wait_until(
+            lambda: server.get("/v1/status")["capture"]["subscribers"] == before["capture"]["subscribers"] + 1, 10
+        )
+        check(connected, "the transport's input opened a capture")
+        check(await wait_until(monitor.live, 5), "the monitor hears the loudspeaker live")
+        for attempt in e2e.attempts():
+            point = e2e.mark()
+            await server_quiet(server)
+            await check_echo(server, monitor, echo, tap, folder)
+            if not e2e.failures_since(point) or not attempt.retry():
+                break
+            print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+            e2e.rewind(point)
+        for attempt in e2e.attempts():
+            point = e2e.mark()
+            await server_quiet(server)
+            await check_interrupt(server, monitor, echo, tap, transport.output(), task, folder)
+            if not e2e.failures_since(point) or not attempt.retry():
+                break
+            print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+            e2e.rewind(point)
+        await task.queue_frame(EndFrame())
+        done, _ = await asyncio.wait([running], timeout=10)
+        check(running in done, "close: the runner returns after EndFrame")
+    finally:
+        if not running.done():
+            await task.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+    after = await wait_until(lambda: _counts(server, before), 3)
+    status = server.get("/v1/status")
+    check(after, f"close: no capture client or stream left ({status['capture']['subscribers']} capture clients, "
+                 f"{status['playback']['streams']} streams; {before['capture']['subscribers']} and "
+                 f"{before['playback']['streams']} before)")
+    await asyncio.sleep(0)
+    left = [t for t in asyncio.all_tasks() - existing if t is not asyncio.current_task()]
+    check(not left, f"close: no asyncio task left ({', '.join(t.get_name() for t in left) or 'none'})")
+    await monitor.stop()
+
+
+def _counts(server, before):
+    status = server.get("/v1/status")
+    return (status["capture"]["subscribers"] == before["capture"]["subscribers"]
+            and status["playback"]["streams"] == before["playback"]["streams"])
+
+
+async def server_quiet(server):
+    await asyncio.get_running_loop().run_in_executor(None, server.quiet, 5)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    e2e.add_binary_argument(parser)
+    parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
+    args = parser.parse_args()
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+    started = time.monotonic()
+    server = e2e.Server(args.binary, args.device)
+    if not check(server.start(capture=True), f"server starts on {args.device}"):
+        e2e.finish()
+    try:
+        with tempfile.TemporaryDirectory(prefix="audiogate-pipecat-") as folder:
+            asyncio.run(run(server, folder))
+    finally:
+        server.stop()
+    print(f"     ({time.monotonic() - started:.1f} s)", flush=True)
+    e2e.finish()
+
+
+if __name__ == "__main__":
+    main()
