@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Runs LiveKit Agents' audio I/O on audiogate: audiogate.livekit.AudioInput and AudioOutput.
+
+    .venv-livekit/bin/python Tests/EndToEnd/check_livekit.py [--binary .build/debug/audiogate] [--device pulse]
+
+The test card's microphone hears its loudspeaker: a tone played into the room (`paplay`) reaches
+AudioInput, and what AudioOutput plays is heard by a monitor (a second capture whose chunks carry
+their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
+  input      AudioInput yields 16 kHz mono rtc.AudioFrames holding the room's 1 s 440 Hz tone, whole
+  output     1 s of 523 Hz pushed faster than real time is heard at its pitch, 1 s long, without a gap;
+             after flush() `playback_finished` comes when its end was heard, not interrupted, at 1 s
+  clear      clear_buffer() in the middle of 3 s silences the loudspeaker within 100 ms, and
+             `playback_finished` (interrupted) reports a position within 30 ms of what the monitor
+             heard; the same when clear_buffer() comes before flush(), as it does when a reply is cancelled
+  session    inside an AgentSession (no model or cloud service): `say()` with audio is heard whole,
+             and `interrupt()` stops it within 100 ms with a matching playback position
+  close      aclose() leaves no capture client or stream on the server and no asyncio task
+A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
+Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
+Needs livekit-agents and the audiogate client (scripts/requirements-livekit.txt), pulseaudio-utils (paplay).
+"""
+import argparse
+import asyncio
+import logging
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import e2e
+from e2e import check
+
+sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
+
+import audiogate  # noqa: E402
+from audiogate.livekit import AudioInput, AudioOutput  # noqa: E402
+from livekit import rtc  # noqa: E402
+from livekit.agents import Agent, AgentSession  # noqa: E402
+
+RATE = 16000          # the monitor's rate
+LK_RATE = 24000       # the agent's output rate (LiveKit's default)
+IN_RATE = 16000       # AudioInput's default rate
+ROOM_DB = -13.5       # RMS of a sine at amplitude 0.3
+STREAM = "livekit-check"
+
+
+# ---- the monitor: what the loudspeaker plays, with the time of each sample
+
+class Monitor:
+    """A capture without processing: the test card's loudspeaker, each sample on the monotonic clock."""
+
+    def __init__(self, client):
+        self.client = client
+        self.chunks = []
+        self.task = None
+        self.capture = None
+
+    async def start(self):
+        self.capture = self.client.capture(rate=RATE, chunk_ms=10, aec=False)
+        await self.capture.open()
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self):
+        async for chunk in self.capture.chunks():
+            self.chunks.append(chunk)
+
+    async def stop(self):
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+        await self.capture.close()
+
+    def live(self):
+        """Whether the newest chunk is at most 60 ms old (a new capture can take a while to flow)."""
+        return bool(self.chunks) and time.monotonic() - self.chunks[-1].timestamp_ms / 1000 < 0.06
+
+    def since(self, start):
+        """(time of the first sample, float samples) from the chunk holding `start` on; a gap in the
+        capture (a jump in seq) is filled with silence so sample times stay right."""
+        chunks = [c for c in self.chunks if c.timestamp_ms / 1000 + c.duration_ms / 1000 > start]
+        if not chunks:
+            return start, np.zeros(0)
+        parts, seq = [], chunks[0].seq
+        for c in chunks:
+            if c.seq > seq:
+                parts.append(np.zeros((c.seq - seq) * c.frames, dtype="<i2"))
+            parts.append(np.frombuffer(c.data, dtype="<i2"))
+            seq = c.seq + 1
+        return chunks[0].timestamp_ms / 1000, np.concatenate(parts) / 32768.0
+
+    def tone_spans(self, start, frequency):
+        """[(start, end)] on the monotonic clock of where `frequency` sounded, and its last loud moment."""
+        began, x = self.since(start)
+        levels = e2e.tone_track(x, frequency, RATE, 10)
+        spans = [(began + a, began + b) for a, b in runs(levels > -30)]
+        loud = np.nonzero(levels > -40)[0]
+        return spans, (began + (loud[-1] + 1) * 0.01 if len(loud) else None), began, x
+
+
+def runs(present, window_ms=10, bridge_ms=30):
+    spans = []
+    for i, on in enumerate(present):
+        if on:
+            if spans and (i - spans[-1][1]) * window_ms <= bridge_ms:
+                spans[-1][1] = i + 1
+            else:
+                spans.append([i, i + 1])
+    return [(a * window_ms / 1000, b * window_ms / 1000) for a, b in spans]
+
+
+def dominant(x, rate):
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+    spectrum[0] = 0
+    return int(np.argmax(spectrum)) * rate / len(x)
+
+
+def longest_gap_ms(x, rate, floor=0.01):
+    quiet = np.abs(x) < floor
+    longest = run = 0
+    for q in quiet:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return 1000 * longest / rate
+
+
+def frames_of(frequency, seconds, frame_ms=20):
+    """A tone as 20 ms rtc.AudioFrames at the agent's rate, as a TTS would produce it."""
+    samples = e2e.tone(frequency, seconds, LK_RATE)
+    n = LK_RATE * frame_ms // 1000
+    return [rtc.AudioFrame(samples[i:i + n].tobytes(), LK_RATE, 1, len(samples[i:i + n]))
+            for i in range(0, len(samples), n)]
+
+
+async def wait_until(predicate, seconds, interval=0.02):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    return None
+
+
+class Finished:
+    """The AudioOutput's playback_finished events with their arrival time."""
+
+    def __init__(self, output):
+        self.events = []
+        output.on("playback_finished", lambda ev: self.events.append((time.monotonic(), ev)))
+
+    def after(self, start):
+        return next(((t, ev) for t, ev in self.events if t >= start), None)
+
+
+# ---- the checks
+
+async def check_input(folder):
+    source = AudioInput(SERVER.base)
+    frames = []
+
+    async def read():
+        async for frame in source:
+            frames.append(frame)
+
+    reader = asyncio.create_task(read())
+    await wait_until(lambda: frames, 5)
+    path = pathlib.Path(folder) / "room-440.wav"
+    e2e.write_wav(path, e2e.tone(440, 1.0, RATE), RATE)
+    player = e2e.room(path)
+    await asyncio.get_running_loop().run_in_executor(None, player.wait)
+    await asyncio.sleep(0.3)
+    reader.cancel()
+    await asyncio.gather(reader, return_exceptions=True)
+    await source.aclose()
+    check(frames and all(isinstance(f, rtc.AudioFrame) and f.sample_rate == IN_RATE and f.num_channels == 1
+                         for f in frames),
+          f"input: {len(frames)} rtc.AudioFrames at {frames[0].sample_rate if frames else '?'} Hz, "
+          f"{frames[0].num_channels if frames else '?'} channel")
+    x = np.frombuffer(b"".join(bytes(f.data) for f in frames), dtype="<i2") / 32768.0
+    spans = runs(e2e.tone_track(x, 440, IN_RATE, 10) > -30)
+    if not check(len(spans) == 1, f"input: the room's tone is heard once ({len(spans)} runs)"):
+        return
+    a, b = spans[0]
+    inner = x[int((a + 0.02) * IN_RATE):int((b - 0.02) * IN_RATE)]
+    pitch = dominant(inner, IN_RATE)
+    check(abs(pitch - 440) <= 3 and abs((b - a) - 1.0) <= 0.04 and longest_gap_ms(inner, IN_RATE) < 3,
+          f"input: the frames hold the tone whole ({b - a:.2f} s at {pitch:.1f} Hz, longest gap "
+          f"{longest_gap_ms(inner, IN_RATE):.1f} ms)")
+
+
+async def check_output(monitor, output, finished):
+    status = SERVER.get("/v1/status")["playback"]
+    start = time.monotonic()
+    for frame in frames_of(523, 1.0):
+        await output.capture_frame(frame)
+    written = time.monotonic()
+    output.flush()
+    done = await wait_until(lambda: finished.after(start), 5)
+    await asyncio.sleep(0.2)
+    spans, _, began, x = monitor.tone_spans(start, 523)
+    if not check(len(spans) == 1, f"output: the pushed tone is heard once ({len(spans)} runs)"):
+        return
+    a, b = spans[0]
+    inner = x[int((a - began + 0.02) * RATE):int((b - began - 0.02) * RATE)]
+    pitch, gap = dominant(inner, RATE), longest_gap_ms(inner, RATE)
+    level = e2e.dbfs(inner) - ROOM_DB
+    after = SERVER.get("/v1/status")["playback"]
+    check(abs(pitch - 523) <= 3 and abs((b - a) - 1.0) <= 0.04 and gap < 3 and abs(level) <= 3
+          and after["underruns"] == status["underruns"],
+          f"output: heard at its pitch, whole and without a gap ({b - a:.2f} s at {pitch:.1f} Hz, longest gap "
+          f"{gap:.1f} ms, level {level:+.1f} dB, {after['underruns'] - status['underruns']} underruns)")
+    check(written - start < 0.5, f"output: the frames were taken faster than real time ({written - start:.2f} s for 1 s)")
+    if check(done is not None, "output: playback_finished after flush()"):
+        at, ev = done
+        check(not ev.interrupted and abs(ev.playback_position - 1.0) <= 0.01,
+              f"output: not interrupted, position {ev.playback_position:.3f} s of 1 s")
+        check(-0.02 <= at - b <= 0.15, f"output: playback_finished when the end was heard ({1000 * (at - b):+.0f} ms)")
+
+
+async def check_clear(monitor, output, finished, frequency, flush_first):
+    name = "clear after flush" if flush_first else "clear before flush"
+    start = time.monotonic()
+    for frame in frames_of(frequency, 3.0):
+        await output.capture_frame(frame)
+    if flush_first:
+        output.flush()
+    heard = await wait_until(lambda: monitor.tone_spans(start, frequency)[0], 3)
+    if not check(heard, f"{name}: the tone is heard"):
+        return
+    await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
+    cleared = time.monotonic()
+    output.clear_buffer()
+    if not flush_first:
+        output.flush()
+    done = await wait_until(lambda: finished.after(cleared), 3)
+    await asyncio.sleep(0.5)
+    spans, last, _, _ = monitor.tone_spans(start, frequency)
+    check(len(spans) == 1 and last is not None and last - cleared <= 0.1,
+          f"{name}: the loudspeaker is silent {1000 * (last - cleared) if last else float('nan'):.0f} ms after clear_buffer()")
+    if check(done is not None and done[1].interrupted, f"{name}: playback_finished, interrupted"):
+        position, span = done[1].playback_position, spans[0][1] - spans[0][0]
+        check(abs(position - span) <= 0.03,
+              f"{name}: position {position:.3f} s, the monitor heard {span:.3f} s ({1000 * (position - span):+.0f} ms)")
+
+
+async def check_session(monitor, output, finished):
+    session = AgentSession(resume_false_interruption=False)
+    session.output.audio = output
+    await session.start(Agent(instructions="Say what you are given."))
+    try:
+        async def tone(seconds, frequency):
+            for frame in frames_of(frequency, seconds):
+                yield frame
+
+        start = time.monotonic()
+        handle = session.say("a tone", audio=tone(1.0, 587))
+        await asyncio.wait_for(handle.wait_for_playout(), 5)
+        ended = time.monotonic()
+        spans, _, _, _ = monitor.tone_spans(start, 587)
+        check(len(spans) == 1 and abs(spans[0][1] - spans[0][0] - 1.0) <= 0.04 and -0.02 <= ended - spans[0][1] <= 0.2,
+              f"session: say() is heard whole and ends when heard "
+              f"({', '.join(f'{b - a:.2f} s' for a, b in spans)}, done {1000 * (ended - spans[-1][1]) if spans else 0:+.0f} ms after)")
+        start = time.monotonic()
+        handle = session.say("a long tone", audio=tone(3.0, 698))
+        heard = await wait_until(lambda: monitor.tone_spans(start, 698)[0], 3)
+        if not check(heard, "session: the second say() is heard"):
+            return
+        await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
+        interrupted = time.monotonic()
+        session.interrupt()
+        done = await wait_until(lambda: finished.after(interrupted), 3)
+        await asyncio.sleep(0.5)
+        spans, last, _, _ = monitor.tone_spans(start, 698)
+        check(handle.interrupted and last is not None and last - interrupted <= 0.1,
+              f"session: interrupt() silences it {1000 * (last - interrupted) if last else float('nan'):.0f} ms after")
+        if check(done is not None and done[1].interrupted and len(spans) == 1,
+                 "session: playback_finished, interrupted"):
+            position, span = done[1].playback_position, spans[0][1] - spans[0][0]
+            check(abs(position - span) <= 0.03,
+                  f"session: position {position:.3f} s, the monitor heard {span:.3f} s ({1000 * (position - span):+.0f} ms)")
+    finally:
+        await session.aclose()
+
+
+async def retried(run, *args):
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await asyncio.get_running_loop().run_in_executor(None, SERVER.quiet, 5)
+        await run(*args)
+        if not e2e.failures_since(point) or not attempt.retry():
+            return
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
+
+
+async def run(folder):
+    client = audiogate.Client(SERVER.base)
+    monitor = Monitor(client)
+    await monitor.start()
+    check(await wait_until(monitor.live, 5), "the monitor hears the loudspeaker live")
+    existing = asyncio.all_tasks()
+    before = SERVER.get("/v1/status")
+    await retried(check_input, folder)
+    output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
+    finished = Finished(output)
+    await retried(check_output, monitor, output, finished)
+    await retried(check_clear, monitor, output, finished, 659, True)
+    await retried(check_clear, monitor, output, finished, 784, False)
+    await output.aclose()
+    session_output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
+    await retried(check_session, monitor, session_output, Finished(session_output))
+    await session_output.aclose()
+
+    def same_counts():
+        status = SERVER.get("/v1/status")
+        return (status["capture"]["subscribers"] == before["capture"]["subscribers"]
+                and status["playback"]["streams"] == before["playback"]["streams"])
+
+    counted = await wait_until(same_counts, 3)
+    status = SERVER.get("/v1/status")
+    check(counted, f"close: no capture client or stream left ({status['capture']['subscribers']} capture clients, "
+                   f"{status['playback']['streams']} streams; {before['capture']['subscribers']} and "
+                   f"{before['playback']['streams']} before)")
+    await asyncio.sleep(0.1)
+    left = [t for t in asyncio.all_tasks() - existing if t is not asyncio.current_task()]
+    check(not left, f"close: no asyncio task left ({', '.join(t.get_name() for t in left) or 'none'})")
+    await monitor.stop()
+
+
+SERVER = None
+
+
+def main():
+    global SERVER
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    e2e.add_binary_argument(parser)
+    parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    started = time.monotonic()
+    SERVER = e2e.Server(args.binary, args.device)
+    if not check(SERVER.start(capture=True), f"server starts on {args.device}"):
+        e2e.finish()
+    try:
+        with tempfile.TemporaryDirectory(prefix="audiogate-livekit-") as folder:
+            asyncio.run(run(folder))
+    finally:
+        SERVER.stop()
+    print(f"     ({time.monotonic() - started:.1f} s)", flush=True)
+    e2e.finish()
+
+
+if __name__ == "__main__":
+    main()
