@@ -246,7 +246,7 @@ async def check_clear(monitor, output, finished, frequency, flush_first):
 
 
 async def check_session(monitor, output, finished):
-    session = AgentSession(resume_false_interruption=False)
+    session = AgentSession(turn_handling={"interruption": {"resume_false_interruption": False}})
     session.output.audio = output
     await session.start(Agent(instructions="Say what you are given."))
     try:
