@@ -323,9 +323,13 @@ async def run(folder):
     check(counted, f"close: no capture client or stream left ({status['capture']['subscribers']} capture clients, "
                    f"{status['playback']['streams']} streams; {before['capture']['subscribers']} and "
                    f"{before['playback']['streams']} before)")
-    await asyncio.sleep(0.1)
-    left = [t for t in asyncio.all_tasks() - existing if t is not asyncio.current_task()]
-    check(not left, f"close: no asyncio task left ({', '.join(t.get_name() for t in left) or 'none'})")
+    def leftover():
+        return [t for t in asyncio.all_tasks() - existing if t is not asyncio.current_task()]
+
+    # A task may still be on its way out (a socket's closing handshake): give it a moment.
+    await wait_until(lambda: not leftover(), 1)
+    left = leftover()
+    check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
     await monitor.stop()
 
 
