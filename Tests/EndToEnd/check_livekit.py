@@ -15,15 +15,19 @@ their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
   session    inside an AgentSession (no model or cloud service): `say()` with audio is heard whole,
              and `interrupt()` stops it within 100 ms with a matching playback position
   close      aclose() leaves no capture client or stream on the server and no asyncio task
+  example    examples/livekit_echo.py says back speech played into the room (espeak-ng) and ends on Ctrl-C
 A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
-Needs livekit-agents and the audiogate client (scripts/requirements-livekit.txt), pulseaudio-utils (paplay).
+Needs livekit-agents and the audiogate client (scripts/requirements-livekit.txt), pulseaudio-utils (paplay),
+espeak-ng.
 """
 import argparse
 import asyncio
 import logging
 import os
 import pathlib
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -295,6 +299,43 @@ async def retried(run, *args):
         e2e.rewind(point)
 
 
+async def check_example(monitor, folder, script):
+    """The example answers speech played into the room, and ends on Ctrl-C."""
+    name = script.name
+    speech = pathlib.Path(folder) / "speech.wav"
+    subprocess.run(["espeak-ng", "-w", str(speech), "hello there, this is a test of the echo"], check=True)
+    before = SERVER.get("/v1/status")
+    log = open(pathlib.Path(folder) / f"{name}.log", "w")
+    # The checkout's client, whichever copy the venv holds.
+    env = dict(os.environ, PYTHONPATH=str(e2e.ROOT / "clients/python/src"))
+    child = subprocess.Popen([sys.executable, str(script), "--url", SERVER.base], env=env, stdout=log, stderr=log)
+    try:
+        opened = await wait_until(
+            lambda: child.poll() is not None
+            or SERVER.get("/v1/status")["capture"]["subscribers"] > before["capture"]["subscribers"], 20)
+        if not check(opened and child.poll() is None, f"{name}: starts and opens a capture"):
+            return
+        await asyncio.sleep(0.5)
+        await asyncio.get_running_loop().run_in_executor(None, subprocess.run, ["paplay", str(speech)])
+        said = time.monotonic()
+        await asyncio.sleep(4)
+        began, x = monitor.since(said + 0.2)
+        n = RATE // 50
+        loud = sum(e2e.dbfs(x[i:i + n]) > -35 for i in range(0, len(x) - n + 1, n)) * 0.02
+        check(loud >= 0.3, f"{name}: says back what it heard ({loud:.2f} s of sound after the speech)")
+        child.send_signal(signal.SIGINT)
+        try:
+            code = await asyncio.get_running_loop().run_in_executor(None, child.wait, 10)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, f"{name}: Ctrl-C ends it (exit {code})")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        log.close()
+
+
 async def run(folder):
     client = audiogate.Client(SERVER.base)
     monitor = Monitor(client)
@@ -330,6 +371,7 @@ async def run(folder):
     await wait_until(lambda: not leftover(), 1)
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
+    await retried(check_example, monitor, folder, e2e.ROOT / "examples/livekit_echo.py")
     await monitor.stop()
 
 

@@ -15,15 +15,19 @@ its echo are apart; echo cancellation (on by default) keeps the echo from feedin
              answers `cleared` with audio flushed, and stops the bot speaking
   close      after EndFrame the runner returns; the server counts no capture client and no stream of
              the pipeline's, and no asyncio task of the pipeline is left
+  example    examples/pipecat_echo.py says back speech played into the room (espeak-ng) and ends on Ctrl-C
 A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
-Needs pipecat-ai and the audiogate client (scripts/requirements-pipecat.txt), pulseaudio-utils (paplay).
+Needs pipecat-ai and the audiogate client (scripts/requirements-pipecat.txt), pulseaudio-utils (paplay),
+espeak-ng.
 """
 import argparse
 import asyncio
 import collections
 import os
 import pathlib
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -286,6 +290,43 @@ async def check_interrupt(server, monitor, echo, tap, output, worker, folder):
           f"interrupt: the bot stopped speaking ({'never' if stopped is None else f'{1000 * (stopped - interrupted):.0f} ms'} after it)")
 
 
+async def check_example(server, monitor, folder, script):
+    """The example answers speech played into the room, and ends on Ctrl-C."""
+    name = script.name
+    speech = pathlib.Path(folder) / "speech.wav"
+    subprocess.run(["espeak-ng", "-w", str(speech), "hello there, this is a test of the echo"], check=True)
+    before = server.get("/v1/status")
+    log = open(pathlib.Path(folder) / f"{name}.log", "w")
+    # The checkout's client, whichever copy the venv holds.
+    env = dict(os.environ, PYTHONPATH=str(e2e.ROOT / "clients/python/src"))
+    child = subprocess.Popen([sys.executable, str(script), "--url", server.base], env=env, stdout=log, stderr=log)
+    try:
+        opened = await wait_until(
+            lambda: child.poll() is not None
+            or server.get("/v1/status")["capture"]["subscribers"] > before["capture"]["subscribers"], 20)
+        if not check(opened and child.poll() is None, f"{name}: starts and opens a capture"):
+            return
+        await asyncio.sleep(0.5)
+        await asyncio.get_running_loop().run_in_executor(None, subprocess.run, ["paplay", str(speech)])
+        said = time.monotonic()
+        await asyncio.sleep(4)
+        began, x = monitor.since(said + 0.2)
+        n = RATE // 50
+        loud = sum(e2e.dbfs(x[i:i + n]) > -35 for i in range(0, len(x) - n + 1, n)) * 0.02
+        check(loud >= 0.3, f"{name}: says back what it heard ({loud:.2f} s of sound after the speech)")
+        child.send_signal(signal.SIGINT)
+        try:
+            code = await asyncio.get_running_loop().run_in_executor(None, child.wait, 10)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, f"{name}: Ctrl-C ends it (exit {code})")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        log.close()
+
+
 async def run(server, folder):
     client = audiogate.Client(server.base)
     monitor = Monitor(client)
@@ -346,6 +387,14 @@ async def run(server, folder):
     await wait_until(lambda: not leftover(), 1)
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await server_quiet(server)
+        await check_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py")
+        if not e2e.failures_since(point) or not attempt.retry():
+            break
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
     await monitor.stop()
 
 
