@@ -38,10 +38,10 @@ import e2e
 from e2e import check
 
 sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
+os.environ.setdefault("LOGURU_LEVEL", "WARNING")  # Pipecat logs a banner and every step at import and run
 
 import audiogate  # noqa: E402
 from audiogate.pipecat import AudiogateParams, AudiogateTransport  # noqa: E402
-from loguru import logger  # noqa: E402
 from pipecat.frames.frames import (  # noqa: E402
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
@@ -413,8 +413,6 @@ def main():
     e2e.add_binary_argument(parser)
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     args = parser.parse_args()
-    logger.remove()
-    logger.add(sys.stderr, level="WARNING")
     started = time.monotonic()
     server = e2e.Server(args.binary, args.device)
     if not check(server.start(capture=True), f"server starts on {args.device}"):
