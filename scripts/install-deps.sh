@@ -59,4 +59,13 @@ if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
         python3 -m venv .venv-satellite
     fi
     .venv-satellite/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-wyoming-satellite.txt
+    # Pipecat and LiveKit Agents bring their own dependency trees: each gets a venv of its own,
+    # with the audiogate client and its framework extra.
+    for framework in pipecat livekit; do
+        if [[ ! -x .venv-$framework/bin/python ]]; then
+            python3 -m venv .venv-$framework
+        fi
+        .venv-$framework/bin/python -m pip install -q --disable-pip-version-check \
+            -r scripts/requirements-$framework.txt "./clients/python[$framework]"
+    done
 fi

@@ -30,6 +30,9 @@ fi
 AUDIOGATE_NO_BUILD=1 .venv/bin/python Tests/EndToEnd/check_browser.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_wyoming.py
+# The agent-framework adapters on a live server: a real Pipecat pipeline, LiveKit Agents' audio I/O.
+.venv-pipecat/bin/python Tests/EndToEnd/check_pipecat.py
+.venv-livekit/bin/python Tests/EndToEnd/check_livekit.py
 # Memory under connection churn, against the release build users run: flat per connection and request.
 swift build -c release --product audiogate
 # The Debian package: built from the release binary, installed, run without Swift, purged.
