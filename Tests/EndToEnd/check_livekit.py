@@ -26,8 +26,6 @@ import asyncio
 import logging
 import os
 import pathlib
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ import time
 import numpy as np
 
 import e2e
-from e2e import check
+from e2e import SpeakerMonitor, check, check_voice_example, dominant, longest_gap_ms, runs, wait_until
 
 sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
 
@@ -53,80 +51,13 @@ STREAM = "livekit-check"
 
 # ---- the monitor: what the loudspeaker plays, with the time of each sample
 
-class Monitor:
-    """A capture without processing: the test card's loudspeaker, each sample on the monotonic clock."""
-
-    def __init__(self, client):
-        self.client = client
-        self.chunks = []
-        self.task = None
-        self.capture = None
-
-    async def start(self):
-        self.capture = self.client.capture(rate=RATE, chunk_ms=10, aec=False)
-        await self.capture.open()
-        self.task = asyncio.create_task(self._read())
-
-    async def _read(self):
-        async for chunk in self.capture.chunks():
-            self.chunks.append(chunk)
-
-    async def stop(self):
-        self.task.cancel()
-        await asyncio.gather(self.task, return_exceptions=True)
-        await self.capture.close()
-
-    def live(self):
-        """Whether the newest chunk is at most 60 ms old (a new capture can take a while to flow)."""
-        return bool(self.chunks) and time.monotonic() - self.chunks[-1].timestamp_ms / 1000 < 0.06
-
-    def since(self, start):
-        """(time of the first sample, float samples) from the chunk holding `start` on; a gap in the
-        capture (a jump in seq) is filled with silence so sample times stay right."""
-        chunks = [c for c in self.chunks if c.timestamp_ms / 1000 + c.duration_ms / 1000 > start]
-        if not chunks:
-            return start, np.zeros(0)
-        parts, seq = [], chunks[0].seq
-        for c in chunks:
-            if c.seq > seq:
-                parts.append(np.zeros((c.seq - seq) * c.frames, dtype="<i2"))
-            parts.append(np.frombuffer(c.data, dtype="<i2"))
-            seq = c.seq + 1
-        return chunks[0].timestamp_ms / 1000, np.concatenate(parts) / 32768.0
-
-    def tone_spans(self, start, frequency):
-        """[(start, end)] on the monotonic clock of where `frequency` sounded, and its last loud moment."""
-        began, x = self.since(start)
-        levels = e2e.tone_track(x, frequency, RATE, 10)
-        spans = [(began + a, began + b) for a, b in runs(levels > -30)]
-        loud = np.nonzero(levels > -40)[0]
-        return spans, (began + (loud[-1] + 1) * 0.01 if len(loud) else None), began, x
-
-
-def runs(present, window_ms=10, bridge_ms=30):
-    spans = []
-    for i, on in enumerate(present):
-        if on:
-            if spans and (i - spans[-1][1]) * window_ms <= bridge_ms:
-                spans[-1][1] = i + 1
-            else:
-                spans.append([i, i + 1])
-    return [(a * window_ms / 1000, b * window_ms / 1000) for a, b in spans]
-
-
-def dominant(x, rate):
-    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
-    spectrum[0] = 0
-    return int(np.argmax(spectrum)) * rate / len(x)
-
-
-def longest_gap_ms(x, rate, floor=0.01):
-    quiet = np.abs(x) < floor
-    longest = run = 0
-    for q in quiet:
-        run = run + 1 if q else 0
-        longest = max(longest, run)
-    return 1000 * longest / rate
+def tone_spans(monitor, start, frequency):
+    """[(start, end)] on the monotonic clock of where `frequency` sounded, and its last loud moment."""
+    began, x = monitor.since(start)
+    levels = e2e.tone_track(x, frequency, RATE, 10)
+    spans = [(began + a, began + b) for a, b in runs(levels > -30)]
+    loud = np.nonzero(levels > -40)[0]
+    return spans, (began + (loud[-1] + 1) * 0.01 if len(loud) else None), began, x
 
 
 def frames_of(frequency, seconds, frame_ms=20):
@@ -135,16 +66,6 @@ def frames_of(frequency, seconds, frame_ms=20):
     n = LK_RATE * frame_ms // 1000
     return [rtc.AudioFrame(samples[i:i + n].tobytes(), LK_RATE, 1, len(samples[i:i + n]))
             for i in range(0, len(samples), n)]
-
-
-async def wait_until(predicate, seconds, interval=0.02):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    return None
 
 
 class Finished:
@@ -203,7 +124,7 @@ async def check_output(monitor, output, finished):
     output.flush()
     done = await wait_until(lambda: finished.after(start), 5)
     await asyncio.sleep(0.2)
-    spans, _, began, x = monitor.tone_spans(start, 523)
+    spans, _, began, x = tone_spans(monitor, start, 523)
     if not check(len(spans) == 1, f"output: the pushed tone is heard once ({len(spans)} runs)"):
         return
     a, b = spans[0]
@@ -230,7 +151,7 @@ async def check_clear(monitor, output, finished, frequency, flush_first):
         await output.capture_frame(frame)
     if flush_first:
         output.flush()
-    heard = await wait_until(lambda: monitor.tone_spans(start, frequency)[0], 3)
+    heard = await wait_until(lambda: tone_spans(monitor, start, frequency)[0], 3)
     if not check(heard, f"{name}: the tone is heard"):
         return
     await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
@@ -240,7 +161,7 @@ async def check_clear(monitor, output, finished, frequency, flush_first):
         output.flush()
     done = await wait_until(lambda: finished.after(cleared), 3)
     await asyncio.sleep(0.5)
-    spans, last, _, _ = monitor.tone_spans(start, frequency)
+    spans, last, _, _ = tone_spans(monitor, start, frequency)
     check(len(spans) == 1 and last is not None and last - cleared <= 0.1,
           f"{name}: the loudspeaker is silent {1000 * (last - cleared) if last else float('nan'):.0f} ms after clear_buffer()")
     if check(done is not None and done[1].interrupted, f"{name}: playback_finished, interrupted"):
@@ -262,13 +183,13 @@ async def check_session(monitor, output, finished):
         handle = session.say("a tone", audio=tone(1.0, 587))
         await asyncio.wait_for(handle.wait_for_playout(), 5)
         ended = time.monotonic()
-        spans, _, _, _ = monitor.tone_spans(start, 587)
+        spans, _, _, _ = tone_spans(monitor, start, 587)
         check(len(spans) == 1 and abs(spans[0][1] - spans[0][0] - 1.0) <= 0.04 and -0.02 <= ended - spans[0][1] <= 0.2,
               f"session: say() is heard whole and ends when heard "
               f"({', '.join(f'{b - a:.2f} s' for a, b in spans)}, done {1000 * (ended - spans[-1][1]) if spans else 0:+.0f} ms after)")
         start = time.monotonic()
         handle = session.say("a long tone", audio=tone(3.0, 698))
-        heard = await wait_until(lambda: monitor.tone_spans(start, 698)[0], 3)
+        heard = await wait_until(lambda: tone_spans(monitor, start, 698)[0], 3)
         if not check(heard, "session: the second say() is heard"):
             return
         await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
@@ -276,7 +197,7 @@ async def check_session(monitor, output, finished):
         session.interrupt()
         done = await wait_until(lambda: finished.after(interrupted), 3)
         await asyncio.sleep(0.5)
-        spans, last, _, _ = monitor.tone_spans(start, 698)
+        spans, last, _, _ = tone_spans(monitor, start, 698)
         check(handle.interrupted and last is not None and last - interrupted <= 0.1,
               f"session: interrupt() silences it {1000 * (last - interrupted) if last else float('nan'):.0f} ms after")
         if check(done is not None and done[1].interrupted and len(spans) == 1,
@@ -299,46 +220,9 @@ async def retried(run, *args):
         e2e.rewind(point)
 
 
-async def check_example(monitor, folder, script):
-    """The example answers speech played into the room, and ends on Ctrl-C."""
-    name = script.name
-    speech = pathlib.Path(folder) / "speech.wav"
-    subprocess.run(["espeak-ng", "-w", str(speech), "hello there, this is a test of the echo"], check=True)
-    before = SERVER.get("/v1/status")
-    log = open(pathlib.Path(folder) / f"{name}.log", "w")
-    # The checkout's client, whichever copy the venv holds.
-    env = dict(os.environ, PYTHONPATH=str(e2e.ROOT / "clients/python/src"))
-    child = subprocess.Popen([sys.executable, str(script), "--url", SERVER.base], env=env, stdout=log, stderr=log)
-    try:
-        opened = await wait_until(
-            lambda: child.poll() is not None
-            or SERVER.get("/v1/status")["capture"]["subscribers"] > before["capture"]["subscribers"], 20)
-        if not check(opened and child.poll() is None, f"{name}: starts and opens a capture"):
-            return
-        await asyncio.sleep(0.5)
-        await asyncio.get_running_loop().run_in_executor(None, subprocess.run, ["paplay", str(speech)])
-        said = time.monotonic()
-        await asyncio.sleep(4)
-        began, x = monitor.since(said + 0.2)
-        n = RATE // 50
-        loud = sum(e2e.dbfs(x[i:i + n]) > -35 for i in range(0, len(x) - n + 1, n)) * 0.02
-        check(loud >= 0.3, f"{name}: says back what it heard ({loud:.2f} s of sound after the speech)")
-        child.send_signal(signal.SIGINT)
-        try:
-            code = await asyncio.get_running_loop().run_in_executor(None, child.wait, 10)
-        except subprocess.TimeoutExpired:
-            code = None
-        check(code == 0, f"{name}: Ctrl-C ends it (exit {code})")
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        log.close()
-
-
 async def run(folder):
     client = audiogate.Client(SERVER.base)
-    monitor = Monitor(client)
+    monitor = SpeakerMonitor(client)
     await monitor.start()
     check(await wait_until(monitor.live, 5), "the monitor hears the loudspeaker live")
     existing = asyncio.all_tasks()
@@ -371,7 +255,7 @@ async def run(folder):
     await wait_until(lambda: not leftover(), 1)
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
-    await retried(check_example, monitor, folder, e2e.ROOT / "examples/livekit_echo.py")
+    await retried(check_voice_example, SERVER, monitor, folder, e2e.ROOT / "examples/livekit_echo.py")
     await monitor.stop()
 
 

@@ -26,8 +26,6 @@ import asyncio
 import collections
 import os
 import pathlib
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ import time
 import numpy as np
 
 import e2e
-from e2e import check
+from e2e import SpeakerMonitor, check, check_voice_example, dominant, longest_gap_ms, runs, wait_until
 
 sys.path.insert(0, str(e2e.ROOT / "clients/python/src"))
 os.environ.setdefault("LOGURU_LEVEL", "WARNING")  # Pipecat logs a banner and every step at import and run
@@ -65,79 +63,9 @@ ROOM_DB = -13.5       # RMS of the room's tone (a sine at amplitude 0.3)
 
 # ---- the monitor: what the loudspeaker plays, with the time of each sample
 
-class Monitor:
-    """A capture without processing: the test card's loudspeaker, each sample on the monotonic clock."""
-
-    def __init__(self, client):
-        self.client = client
-        self.chunks = []
-        self.task = None
-        self.capture = None
-
-    async def start(self):
-        self.capture = self.client.capture(rate=RATE, chunk_ms=10, aec=False)
-        await self.capture.open()
-        self.task = asyncio.create_task(self._read())
-
-    async def _read(self):
-        async for chunk in self.capture.chunks():
-            self.chunks.append(chunk)
-
-    async def stop(self):
-        self.task.cancel()
-        await asyncio.gather(self.task, return_exceptions=True)
-        await self.capture.close()
-
-    def live(self):
-        """Whether the newest chunk is at most 50 ms old (a new capture can take a while to flow)."""
-        return bool(self.chunks) and time.monotonic() - self.chunks[-1].timestamp_ms / 1000 < 0.05 + 0.01
-
-    def since(self, start):
-        """(time of the first sample, float samples) from the chunk holding `start` on; a gap in
-        the capture (a jump in seq) is filled with silence so sample times stay right."""
-        chunks = [c for c in self.chunks if c.timestamp_ms / 1000 + c.duration_ms / 1000 > start]
-        if not chunks:
-            return start, np.zeros(0)
-        parts, seq = [], chunks[0].seq
-        for c in chunks:
-            if c.seq > seq:
-                parts.append(np.zeros((c.seq - seq) * c.frames, dtype="<i2"))
-            parts.append(np.frombuffer(c.data, dtype="<i2"))
-            seq = c.seq + 1
-        return chunks[0].timestamp_ms / 1000, np.concatenate(parts) / 32768.0
-
-
 def tone_windows(x, frequency, window_ms=10):
     """Level (dBFS, peak amplitude) of `frequency` in each window of the monitor's audio."""
     return e2e.tone_track(x, frequency, RATE, window_ms)
-
-
-def runs(present, window_ms=10, bridge_ms=30):
-    """[(start s, end s)] of runs of True windows, gaps up to bridge_ms joined."""
-    spans = []
-    for i, on in enumerate(present):
-        if on:
-            if spans and (i - spans[-1][1]) * window_ms <= bridge_ms:
-                spans[-1][1] = i + 1
-            else:
-                spans.append([i, i + 1])
-    return [(a * window_ms / 1000, b * window_ms / 1000) for a, b in spans]
-
-
-def dominant(x):
-    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
-    spectrum[0] = 0
-    return int(np.argmax(spectrum)) * RATE / len(x)
-
-
-def longest_gap_ms(x, floor=0.01):
-    """The longest run of near-zero samples (a sine at 0.3 spends microseconds near zero)."""
-    quiet = np.abs(x) < floor
-    longest = run = 0
-    for q in quiet:
-        run = run + 1 if q else 0
-        longest = max(longest, run)
-    return 1000 * longest / RATE
 
 
 # ---- the pipeline's pieces
@@ -206,16 +134,6 @@ def room_tone(folder, frequency, seconds):
     path = pathlib.Path(folder) / f"room-{frequency}.wav"
     e2e.write_wav(path, e2e.tone(frequency, seconds, RATE), RATE)
     return path
-
-
-async def wait_until(predicate, seconds, interval=0.02):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        await asyncio.sleep(interval)
-    return None
 
 
 async def play_room(path):
@@ -290,46 +208,9 @@ async def check_interrupt(server, monitor, echo, tap, output, worker, folder):
           f"interrupt: the bot stopped speaking ({'never' if stopped is None else f'{1000 * (stopped - interrupted):.0f} ms'} after it)")
 
 
-async def check_example(server, monitor, folder, script):
-    """The example answers speech played into the room, and ends on Ctrl-C."""
-    name = script.name
-    speech = pathlib.Path(folder) / "speech.wav"
-    subprocess.run(["espeak-ng", "-w", str(speech), "hello there, this is a test of the echo"], check=True)
-    before = server.get("/v1/status")
-    log = open(pathlib.Path(folder) / f"{name}.log", "w")
-    # The checkout's client, whichever copy the venv holds.
-    env = dict(os.environ, PYTHONPATH=str(e2e.ROOT / "clients/python/src"))
-    child = subprocess.Popen([sys.executable, str(script), "--url", server.base], env=env, stdout=log, stderr=log)
-    try:
-        opened = await wait_until(
-            lambda: child.poll() is not None
-            or server.get("/v1/status")["capture"]["subscribers"] > before["capture"]["subscribers"], 20)
-        if not check(opened and child.poll() is None, f"{name}: starts and opens a capture"):
-            return
-        await asyncio.sleep(0.5)
-        await asyncio.get_running_loop().run_in_executor(None, subprocess.run, ["paplay", str(speech)])
-        said = time.monotonic()
-        await asyncio.sleep(4)
-        began, x = monitor.since(said + 0.2)
-        n = RATE // 50
-        loud = sum(e2e.dbfs(x[i:i + n]) > -35 for i in range(0, len(x) - n + 1, n)) * 0.02
-        check(loud >= 0.3, f"{name}: says back what it heard ({loud:.2f} s of sound after the speech)")
-        child.send_signal(signal.SIGINT)
-        try:
-            code = await asyncio.get_running_loop().run_in_executor(None, child.wait, 10)
-        except subprocess.TimeoutExpired:
-            code = None
-        check(code == 0, f"{name}: Ctrl-C ends it (exit {code})")
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        log.close()
-
-
 async def run(server, folder):
     client = audiogate.Client(server.base)
-    monitor = Monitor(client)
+    monitor = SpeakerMonitor(client)
     await monitor.start()
     existing = asyncio.all_tasks()
     before = server.get("/v1/status")
@@ -390,7 +271,7 @@ async def run(server, folder):
     for attempt in e2e.attempts():
         point = e2e.mark()
         await server_quiet(server)
-        await check_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py")
+        await check_voice_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py")
         if not e2e.failures_since(point) or not attempt.retry():
             break
         print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)

@@ -1,6 +1,7 @@
 """What the end-to-end checks share: the pass/fail tally and its closing line, CPU steal and load
 from /proc/stat with the retry-once-when-stealing rule, the server under test, the recorder of
-what the test card hears, and tone and WAV helpers.
+what the test card hears, tone and WAV helpers, and what the agent-framework checks share (the
+loudspeaker heard through the audiogate client, tone runs, the voice examples).
 
 A check in this folder imports it as `import e2e` (Python puts a script's own folder on sys.path,
 so `python Tests/EndToEnd/check_x.py` works from anywhere); scripts elsewhere add this folder to
@@ -10,6 +11,7 @@ import asyncio
 import json
 import os
 import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -376,3 +378,127 @@ def tone_track(x, frequency, rate=RATE, window_ms=20):
 def tone_seconds(x, frequency, rate=RATE, threshold_db=-30, window_ms=20):
     """How long `frequency` sounds above threshold_db (peak amplitude), in 20 ms windows."""
     return int(np.sum(tone_track(x, frequency, rate, window_ms) > threshold_db)) * window_ms / 1000
+
+
+# ---- the agent-framework checks: the loudspeaker heard through the audiogate client, tone runs, the
+# voice examples (the audiogate package is imported by the caller: only the framework venvs have it)
+
+class SpeakerMonitor:
+    """A capture without processing through an `audiogate.Client`: the test card's loudspeaker,
+    each sample on the monotonic clock (chunks carry their CLOCK_MONOTONIC capture time)."""
+
+    def __init__(self, client, rate=RATE):
+        self.client = client
+        self.rate = rate
+        self.chunks = []
+        self.task = None
+        self.capture = None
+
+    async def start(self):
+        self.capture = self.client.capture(rate=self.rate, chunk_ms=10, aec=False)
+        await self.capture.open()
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self):
+        async for chunk in self.capture.chunks():
+            self.chunks.append(chunk)
+
+    async def stop(self):
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+        await self.capture.close()
+
+    def live(self):
+        """Whether the newest chunk is at most 60 ms old (a new capture can take a while to flow)."""
+        return bool(self.chunks) and time.monotonic() - self.chunks[-1].timestamp_ms / 1000 < 0.06
+
+    def since(self, start):
+        """(time of the first sample, float samples) from the chunk holding `start` on; a gap in the
+        capture (a jump in seq) is filled with silence so sample times stay right."""
+        chunks = [c for c in self.chunks if c.timestamp_ms / 1000 + c.duration_ms / 1000 > start]
+        if not chunks:
+            return start, np.zeros(0)
+        parts, seq = [], chunks[0].seq
+        for c in chunks:
+            if c.seq > seq:
+                parts.append(np.zeros((c.seq - seq) * c.frames, dtype="<i2"))
+            parts.append(np.frombuffer(c.data, dtype="<i2"))
+            seq = c.seq + 1
+        return chunks[0].timestamp_ms / 1000, np.concatenate(parts) / 32768.0
+
+
+def runs(present, window_ms=10, bridge_ms=30):
+    """[(start s, end s)] of runs of True windows, gaps up to bridge_ms joined."""
+    spans = []
+    for i, on in enumerate(present):
+        if on:
+            if spans and (i - spans[-1][1]) * window_ms <= bridge_ms:
+                spans[-1][1] = i + 1
+            else:
+                spans.append([i, i + 1])
+    return [(a * window_ms / 1000, b * window_ms / 1000) for a, b in spans]
+
+
+def dominant(x, rate=RATE):
+    """The strongest frequency of `x` (Hz)."""
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+    spectrum[0] = 0
+    return int(np.argmax(spectrum)) * rate / len(x)
+
+
+def longest_gap_ms(x, rate=RATE, floor=0.01):
+    """The longest run of near-zero samples (a sine at 0.3 spends microseconds near zero)."""
+    quiet = np.abs(x) < floor
+    longest = run = 0
+    for q in quiet:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return 1000 * longest / rate
+
+
+async def wait_until(predicate, seconds, interval=0.02):
+    """The first true value of `predicate()` within `seconds` (None if none), without blocking the loop."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    return None
+
+
+async def check_voice_example(server, monitor, folder, script):
+    """A framework example (`script --url`) answers speech played into the room, and ends on Ctrl-C."""
+    name = script.name
+    speech = pathlib.Path(folder) / "speech.wav"
+    subprocess.run(["espeak-ng", "-w", str(speech), "hello there, this is a test of the echo"], check=True)
+    before = server.get("/v1/status")
+    log = open(pathlib.Path(folder) / f"{name}.log", "w")
+    # The checkout's client, whichever copy the venv holds.
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "clients/python/src"))
+    child = subprocess.Popen([sys.executable, str(script), "--url", server.base], env=env, stdout=log, stderr=log)
+    try:
+        opened = await wait_until(
+            lambda: child.poll() is not None
+            or server.get("/v1/status")["capture"]["subscribers"] > before["capture"]["subscribers"], 20)
+        if not check(opened and child.poll() is None, f"{name}: starts and opens a capture"):
+            return
+        await asyncio.sleep(0.5)
+        await asyncio.get_running_loop().run_in_executor(None, subprocess.run, ["paplay", str(speech)])
+        said = time.monotonic()
+        await asyncio.sleep(4)
+        _, x = monitor.since(said + 0.2)
+        n = monitor.rate // 50
+        loud = sum(dbfs(x[i:i + n]) > -35 for i in range(0, len(x) - n + 1, n)) * 0.02
+        check(loud >= 0.3, f"{name}: says back what it heard ({loud:.2f} s of sound after the speech)")
+        child.send_signal(signal.SIGINT)
+        try:
+            code = await asyncio.get_running_loop().run_in_executor(None, child.wait, 10)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, f"{name}: Ctrl-C ends it (exit {code})")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        log.close()
