@@ -4,7 +4,7 @@
 /// `written - delay` leaves now, which dates device frame 0 at `now - (written - delay) / rate`.
 /// That estimate jitters with the sound server's timing updates (the pulse plugin reports
 /// PulseAudio's interpolated latency) and with a preemption between the delay and the clock read;
-/// the median of the last `window` estimates rides those out while following a card's drift.
+/// the median of the last `window` estimates rides those out, smoothed further over about a second.
 /// A jump that persists (an xrun, a device restart) starts the estimate over.
 ///
 /// A value kept under the mixer's lock; the arrays are allocated once, so updates never allocate.
@@ -20,8 +20,15 @@ struct OutputClock {
     private var count = 0
     private var next = 0
     private var outliers = 0
+    /// The median of the window, smoothed over `smoothingEstimates` writes: the pulse plugin's
+    /// interpolated latency wanders in a sawtooth of a few tenths of a millisecond between its
+    /// timing updates, which a plain median follows.
+    private var smoothed: Double?
+    private var smoothedCount = 0
+    static let smoothingEstimates = 100
+
     /// Monotonic nanoseconds at which device frame 0 leaves the card (nil until a delay was seen).
-    private(set) var epoch: Double?
+    var epoch: Double? { smoothed }
 
     init() {
         estimates = [Double](repeating: 0, count: Self.window)
@@ -33,7 +40,8 @@ struct OutputClock {
         count = 0
         next = 0
         outliers = 0
-        epoch = nil
+        smoothed = nil
+        smoothedCount = 0
     }
 
     /// Adds the estimate of one write: `now` read just after the delay.
@@ -55,7 +63,10 @@ struct OutputClock {
         estimates[next] = estimate
         next = (next + 1) % Self.window
         count = min(count + 1, Self.window)
-        epoch = median()
+        let median = median()
+        smoothedCount = min(smoothedCount + 1, Self.smoothingEstimates)
+        // A running mean at first, then an exponential one.
+        smoothed = smoothed.map { $0 + (median - $0) / Double(smoothedCount) } ?? median
     }
 
     /// Monotonic nanoseconds at which device frame `frame` leaves the card.

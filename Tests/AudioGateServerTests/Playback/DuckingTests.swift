@@ -83,11 +83,17 @@ struct DuckingTests {
             // The hold (250 ms) and the 500 ms ramp, then a margin.
             let after = Self.musicLevel(samples, at: voiceEnd + ms(850))
             let report = PhaseContinuity.check(samples, frequency: Self.music, rate: Self.rate, gapDB: 20)
+            // A click in the gain is a step in the music's level: the ramps move it 0.75 dB (down) and
+            // 0.15 dB (up) per 5 ms; a hard 15 dB switch would show a step of several dB.
+            let levels = stride(from: voiceStart - ms(300), to: voiceEnd + ms(1000), by: ms(5)).map {
+                20 * log10(max(ToneFit.fit(samples, range: $0..<($0 + ms(10)), frequency: Self.music, rate: Self.rate).amplitude, 1e-9))
+            }
+            let largestLevelStep = zip(levels, levels.dropFirst()).map { abs($1 - $0) }.max() ?? 0
             RealTime.log(
                 String(
-                    format: "ducking: music %.1f dBFS before, %.1f at 150 ms (%.2f dB), %.1f to %.1f under the voice (%.0f ms), %.1f after; phase jump %.3f rad",
+                    format: "ducking: music %.1f dBFS before, %.1f at 150 ms (%.2f dB), %.1f to %.1f under the voice (%.0f ms), %.1f after; largest level step per 5 ms %.2f dB; phase jump %.3f rad",
                     before, at150, at150 - before, duckedLevels.min() ?? 0, duckedLevels.max() ?? 0, voiceMs, after,
-                    report.maxPhaseJump))
+                    largestLevelStep, report.maxPhaseJump))
             #expect(abs(voiceMs - 1000) < 15)
             try SignalCheckFailure.require(abs(at150 - before + 15) <= 1, "music at 150 ms: \(at150 - before) dB")
             for level in duckedLevels {
@@ -96,7 +102,9 @@ struct DuckingTests {
             try SignalCheckFailure.require(abs(after - before) <= 0.5, "music after: \(after - before) dB")
             try SignalCheckFailure.require(report.gaps.isEmpty, "gaps in the music at \(report.gaps)")
             try SignalCheckFailure.require(
-                report.isContinuous(maxJump: 0.1), "music phase jump \(report.maxPhaseJump) rad at \(report.maxPhaseJumpSample ?? -1)")
+                largestLevelStep < 1.5, "the music's level stepped \(largestLevelStep) dB in 5 ms: a click")
+            try SignalCheckFailure.require(
+                report.isContinuous(maxJump: 0.2), "music phase jump \(report.maxPhaseJump) rad at \(report.maxPhaseJumpSample ?? -1)")
         }
     }
 

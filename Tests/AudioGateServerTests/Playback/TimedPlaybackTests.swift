@@ -33,11 +33,25 @@ struct TimedPlaybackTests {
 
     static func milliseconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e6 }
 
+    /// The card's buffer found played out or underrun so far: each shifts the output by its gap.
+    static func holes(_ server: AudioGateServer) -> Int {
+        let status = server.engine.playback.monitor.snapshot
+        return status.ranEmpty + status.xruns
+    }
+
+    /// What the monitor's timing allows: the null sink hands audio to its monitor when it renders
+    /// it, up to the sink's latency before PulseAudio counts it as played (what `snd_pcm_delay`
+    /// reports, the time the mixer aims at). The monitor reader asks for 5 ms, which sets that
+    /// latency (`pactl list sinks` shows "configured 4988 usec" while it records), so a frame on
+    /// time is heard from 5 ms early to on time; 1 ms more either side for the reader's own dating.
+    static let onTime = -6.0...1.0
+
     @Test("a tone starts at its presentation time, at its pitch, without a gap")
     func startsOnTime() async throws {
         try await PlaybackServer.live { server, _, monitor in
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
+            let holesBefore = Self.holes(server)
             let start = MonotonicClock.nowNanoseconds() + 400_000_000
             Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: stream, start: start)
             try await Task.sleep(for: .milliseconds(1700))
@@ -49,8 +63,8 @@ struct TimedPlaybackTests {
             let statistics = stream.statistics
             RealTime.log(
                 String(format: "timed onset %+.2f ms from its presentation time; phase jump %.3f rad; %@", onsetError,
-                       report.maxPhaseJump, "\(statistics)"))
-            try SignalCheckFailure.require(abs(onsetError) < 3, "the tone started \(onsetError) ms from its time")
+                       report.maxPhaseJump, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
+            try SignalCheckFailure.require(Self.onTime.contains(onsetError), "the tone started \(onsetError) ms from its time")
             try SignalCheckFailure.require(report.gaps.isEmpty && report.isContinuous(maxJump: 0.1), "\(report)")
             #expect(statistics.lateChunks == 0 && statistics.resyncs == 0)
             #expect(statistics.framesInserted + statistics.framesDropped <= 2)
@@ -62,6 +76,7 @@ struct TimedPlaybackTests {
         try await PlaybackServer.live { server, _, monitor in
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
+            let holesBefore = Self.holes(server)
             // Dated 200 ms ago: the first 10 chunks are past already, the next ones due within the
             // card's latency are late when the mixer reaches them.
             let start = MonotonicClock.nowNanoseconds() - 200_000_000
@@ -74,11 +89,11 @@ struct TimedPlaybackTests {
             let end = Self.milliseconds(start) + 1000
             let tone = try #require(PlaybackAnalysis.segments(samples).last, "nothing heard")
             let endError = monitor.time(ofSample: tone.upperBound) - end
-            RealTime.log(String(format: "late start: tone ended %+.2f ms from its time; %@", endError, "\(statistics)"))
+            RealTime.log(String(format: "late start: tone ended %+.2f ms from its time; %@", endError, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
             #expect(accepted == 50)
             #expect(statistics.lateChunks >= 10 && statistics.lateChunks <= 14, "late chunks \(statistics.lateChunks)")
             #expect(statistics.lateFrames >= 200 * 48 && statistics.lateFrames <= 270 * 48)
-            #expect(abs(endError) < 3, "the tone ended \(endError) ms from its time")
+            #expect(Self.onTime.contains(endError), "the tone ended \(endError) ms from its time")
             #expect(PlaybackAnalysis.segments(samples).count == 1)
         }
     }
@@ -91,6 +106,7 @@ struct TimedPlaybackTests {
         try await PlaybackServer.live { server, _, monitor in
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
+            let holesBefore = Self.holes(server)
             let seconds = 8.0
             let tone = Signal.sine(frequency: 440, rate: Self.rate, seconds: seconds, amplitude: 0.5)
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
@@ -123,7 +139,7 @@ struct TimedPlaybackTests {
             let heardMs = PlaybackAnalysis.milliseconds(heard.count)
             RealTime.log(
                 String(format: "drift %.3f: %.0f corrections (expected %.0f), worst offset %.0f µs, heard %.1f ms, phase jump %.3f rad; %@",
-                       stretch, corrections, expected, worst, heardMs, report.maxPhaseJump, "\(statistics)"))
+                       stretch, corrections, expected, worst, heardMs, report.maxPhaseJump, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
             try SignalCheckFailure.require(abs(corrections - expected) < expected * 0.15, "\(corrections) corrections")
             try SignalCheckFailure.require(worst < 150, "offset reached \(worst) µs")
             try SignalCheckFailure.require(abs(heardMs - seconds * stretch * 1000) < 3, "heard \(heardMs) ms")
@@ -138,6 +154,7 @@ struct TimedPlaybackTests {
         try await PlaybackServer.live { server, _, monitor in
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
+            let holesBefore = Self.holes(server)
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
             let first = Signal.sine(frequency: 440, rate: Self.rate, seconds: 0.5, amplitude: 0.5)
             Self.enqueue(first, on: stream, start: start)
@@ -149,11 +166,11 @@ struct TimedPlaybackTests {
             let samples = monitor.samples
             let statistics = stream.statistics
             let segments = PlaybackAnalysis.segments(samples)
-            RealTime.log("resync: \(segments.map { PlaybackAnalysis.milliseconds($0.count) }) ms; \(statistics)")
+            RealTime.log("resync: \(segments.map { PlaybackAnalysis.milliseconds($0.count) }) ms; \(statistics); card buffer holes \(Self.holes(server) - holesBefore)")
             #expect(statistics.resyncs == 1)
             try #require(segments.count == 2, "heard \(segments.count) segments")
             let secondError = monitor.time(ofSample: segments[1].lowerBound) - Self.milliseconds(secondStart)
-            #expect(abs(secondError) < 3, "the second part started \(secondError) ms from its time")
+            #expect(Self.onTime.contains(secondError), "the second part started \(secondError) ms from its time")
             let gapMs = PlaybackAnalysis.milliseconds(segments[1].lowerBound - segments[0].upperBound)
             #expect(abs(gapMs - 80) < 2, "gap \(gapMs) ms")
             // The fade in: no step at the second part's start larger than the tone's own.
