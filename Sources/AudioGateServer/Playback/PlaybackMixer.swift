@@ -109,27 +109,16 @@ public final class PlaybackMixer: PlaybackSource {
                 if !voiceAudible { voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel) }
             }
             let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
-            let mixMusic = { (taken: Int) in
-                if let duckGain {
-                    if duckGain == 1 {
-                        SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                    } else {
-                        SampleMath.accumulate(source, into: output, count: taken * format.channels, gain: duckGain)
-                    }
-                } else {
-                    SampleMath.accumulate(source, into: output, frames: taken, channels: format.channels, curve: curve)
-                }
-            }
             if hasMusic {
                 for stream in streams where stream.role == .music {
                     let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                    if taken > 0 { mixMusic(taken) }
+                    if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
                 }
             }
             if let startTime {
                 for stream in timed where stream.role == .music {
                     let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
-                    if taken > 0 { mixMusic(taken) }
+                    if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
                 }
             }
             let target = volume.targetGain
@@ -153,7 +142,11 @@ public final class PlaybackMixer: PlaybackSource {
             }
             return (false, state.ducker.active)
         }
-        if duckingActive.load(ordering: .relaxed) != ducking { duckingActive.store(ducking, ordering: .relaxed) }
+        if duckingActive.load(ordering: .relaxed) != ducking {
+            // Only when it changes: at most twice per voice.
+            duckingActive.store(ducking, ordering: .relaxed)
+            metrics.ducking.set(to: ducking ? 1 : 0)
+        }
         echoReference.rendered(
             silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
@@ -194,6 +187,24 @@ public final class PlaybackMixer: PlaybackSource {
             logger.warning(
                 "playback format changed: queued audio is flushed",
                 metadata: ["from": "\(previous.format)", "to": "\(negotiated.format)"])
+        }
+    }
+
+    /// Adds a music stream's frames at the ducking gain: `gain` for the whole period, or `curve`
+    /// (one gain per frame) while it ramps.
+    @inline(__always)
+    static func addMusic(
+        _ source: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int, channels: Int, gain: Float?,
+        curve: UnsafePointer<Float>
+    ) {
+        if let gain {
+            if gain == 1 {
+                SampleMath.accumulate(source, into: output, count: frames * channels)
+            } else {
+                SampleMath.accumulate(source, into: output, count: frames * channels, gain: gain)
+            }
+        } else {
+            SampleMath.accumulate(source, into: output, frames: frames, channels: channels, curve: curve)
         }
     }
 
