@@ -213,4 +213,17 @@ struct TimedPlayoutTests {
         #expect(abs(try #require(clock.epoch) - truth - 30_000_000) < 1000)
         #expect(abs(try #require(clock.leaveTime(ofDeviceFrame: 48000)) - truth - 30_000_000 - 1e9) < 1000)
     }
+
+    @Test("a reset while playing fades out instead of cutting")
+    func resetFades() {
+        var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
+        Self.queue(&playout, [Float](repeating: 0.5, count: 48000), position: 0, time: 0)
+        var output = Self.render(&playout, periods: 5).output
+        playout.reset()
+        output += Self.render(&playout, periods: 2, start: 2400 * Self.nanosecondsPerFrame).output
+        #expect(output[2399] == 0.5)
+        #expect(output[2400] > 0.49 && output[2400 + 239] < 0.01 && output[2400 + 240] == 0)
+        #expect(Signal.largestStep(output.dropFirst()) < 0.01)
+        #expect(playout.isEmpty)
+    }
 }
