@@ -226,4 +226,40 @@ struct TimedPlayoutTests {
         #expect(Signal.largestStep(output.dropFirst()) < 0.01)
         #expect(playout.isEmpty)
     }
+
+    /// A stream at another rate is resampled on the producer's side; chunks are dated by input
+    /// frame, so the resampler's own delay must not move the audio: an impulse at input frame 1000
+    /// comes out at 1000 × 48000 / rate frames after the chunk's time.
+    @Test("resampled timed audio keeps its time", arguments: [44100, 24000, 16000, 96000])
+    func resampledKeepsTime(rate: Int) throws {
+        let mixer = PlaybackMixer(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let mix = mixer.mixFormat
+        let stream = try mixer.acquireTimed("timed", role: .music, format: AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le))
+        defer { stream.close() }
+        var samples = [Int16](repeating: 0, count: rate / 5)
+        samples[1000] = 30000
+        // Dated well in the future so nothing is late against the real clock; rendered against it.
+        let start = MonotonicClock.nowNanoseconds() + 10_000_000_000
+        let presentation = start + 10_000_000
+        // In two chunks, the second dated as the continuation of the first.
+        let half = samples.count / 2
+        #expect(samples[0..<half].withUnsafeBufferPointer { stream.enqueue($0, presentationNanoseconds: presentation) })
+        #expect(
+            samples[half...].withUnsafeBufferPointer {
+                stream.enqueue($0, presentationNanoseconds: presentation + UInt64(half) * 1_000_000_000 / UInt64(rate))
+            })
+        var output: [Float] = []
+        var period = [Float](repeating: 0, count: 480 * mix.channels)
+        for index in 0..<30 {
+            let time = Double(start) + Double(index * 480) * 1e9 / Double(mix.rate)
+            let filled = period.withUnsafeMutableBufferPointer {
+                stream.render(into: $0, frames: 480, format: mix, startTime: time)
+            }
+            output += filled == 0 ? [Float](repeating: 0, count: 480) : Signal.channel(period, channels: mix.channels, index: 0)
+        }
+        let peak = try #require(output.indices.max { abs(output[$0]) < abs(output[$1]) })
+        let expected = 480 + 1000 * Double(mix.rate) / Double(rate)
+        #expect(abs(Double(peak) - expected) <= 1, "impulse at \(peak), expected \(expected)")
+        #expect(stream.statistics.lateFrames == 0 && stream.statistics.framesInserted + stream.statistics.framesDropped == 0)
+    }
 }
