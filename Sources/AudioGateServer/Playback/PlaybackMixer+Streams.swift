@@ -13,6 +13,7 @@ extension PlaybackMixer {
                 entry.users += 1
                 registry.entries[name] = entry
                 entry.stream.role = role
+                registry.updateMusic()
                 return .success(entry.stream)
             }
             if registry.timed.contains(where: { $0.name == name }) {
@@ -30,6 +31,7 @@ extension PlaybackMixer {
                 quality: configuration.resamplerQuality, metrics: metrics, role: role)
             registry.entries[name] = Entry(stream: stream, users: 1)
             registry.list = registry.list + [stream]
+            registry.updateMusic()
             return .success(stream)
         }
         let stream = try result.get()
@@ -71,6 +73,7 @@ extension PlaybackMixer {
                         "\(configuration.limits.maxPlaybackStreams) playback streams are in use; reuse a stream name or try later"))
             }
             registry.timed = registry.timed + [stream]
+            registry.updateMusic()
             return .success(())
         }
         try result.get()
@@ -79,7 +82,10 @@ extension PlaybackMixer {
 
     /// Forgets a closed timed stream.
     func removeTimed(_ stream: TimedPlaybackStream) {
-        registry.withLock { registry in registry.timed = registry.timed.filter { $0 !== stream } }
+        registry.withLock { registry in
+            registry.timed = registry.timed.filter { $0 !== stream }
+            registry.updateMusic()
+        }
         metrics.streams.set(to: Double(streamCount))
     }
 
@@ -95,6 +101,7 @@ extension PlaybackMixer {
             registry.entries[name] = nil
         }
         registry.list = registry.list.filter { stream in registry.entries[stream.name]?.stream === stream }
+        registry.updateMusic()
     }
 
     /// The format client audio is converted to, for streams' writers.

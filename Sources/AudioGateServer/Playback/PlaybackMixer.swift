@@ -17,6 +17,12 @@ public final class PlaybackMixer: PlaybackSource {
         var list: [PlaybackStream] = []
         /// Timed streams, replaced the same way; their names are taken too.
         var timed: [TimedPlaybackStream] = []
+        /// Whether any stream is music, so a render without music skips the voice check.
+        var hasMusic = false
+
+        mutating func updateMusic() {
+            hasMusic = list.contains { $0.role == .music } || timed.contains { $0.role == .music }
+        }
     }
 
     /// Device-thread state: scratch space and the current gain of the volume ramp.
@@ -40,6 +46,8 @@ public final class PlaybackMixer: PlaybackSource {
     let renderState: Mutex<RenderState>
     /// When each device frame leaves the card: updated after each write, read by each render.
     let outputClock = Mutex(OutputClock())
+    /// Whether `outputClock` holds dates (only the playback thread touches it).
+    let clockDated = Atomic<Bool>(false)
     /// Whether music is lowered (or ramping) under a voice, for readers.
     let duckingActive = Atomic<Bool>(false)
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
@@ -64,7 +72,7 @@ public final class PlaybackMixer: PlaybackSource {
     // MARK: - PlaybackSource (playback thread)
 
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
-        let (streams, timed) = registry.withLock { ($0.list, $0.timed) }
+        let (streams, timed, hasMusic) = registry.withLock { ($0.list, $0.timed, $0.hasMusic) }
         let samples = frames * format.channels
         guard samples <= buffer.count, let period = buffer.baseAddress else {
             buffer.update(repeating: 0)
@@ -90,7 +98,6 @@ public final class PlaybackMixer: PlaybackSource {
             guard let source = scratch.baseAddress, let curve = state.curve.buffer.baseAddress else { return (true, false) }
             // Voices first: whether one is audible sets the music's gain for this same period. With
             // no music playing nothing is lowered, and the voices are not even looked at.
-            let hasMusic = streams.contains { $0.role == .music } || timed.contains { $0.role == .music }
             var voiceAudible = false
             for stream in streams where stream.role == .voice {
                 let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
@@ -160,6 +167,7 @@ public final class PlaybackMixer: PlaybackSource {
             // Only timed streams need the output dated; a new one waits a period for the first date
             // and the estimate settles over the next second, before a network player's first chunk is due.
             let now = MonotonicClock.nowNanoseconds()
+            clockDated.store(true, ordering: .relaxed)
             outputClock.withLock { clock in
                 if delayFrames <= 0 {
                     // The loop dropped or (re)opened the device: frame counts no longer date the output.
@@ -168,9 +176,10 @@ public final class PlaybackMixer: PlaybackSource {
                     clock.add(now: now, framesWritten: framesWritten, delayFrames: delayFrames, rate: rate)
                 }
             }
-        } else {
+        } else if clockDated.load(ordering: .relaxed) {
             // Dates from before an xrun or a restart would mislead the next timed stream: it starts afresh.
-            outputClock.withLock { clock in if clock.epoch != nil { clock.reset() } }
+            clockDated.store(false, ordering: .relaxed)
+            outputClock.withLock { $0.reset() }
         }
         echoReference.progress(framesWritten: framesWritten, delayFrames: delayFrames)
         let delay = UInt64(max(delayFrames, 0))
