@@ -42,6 +42,8 @@ struct InfoResponse: Encodable {
     var client: Client
     var limits: ServerConfiguration.Limits
     var wyoming: WyomingStatus
+    /// Present when `--snapcast-server` is set.
+    var snapcast: SnapcastInfo?
 }
 
 /// `GET /v1/status`.
@@ -89,6 +91,8 @@ struct StatusResponse: Encodable {
     var playback: Playback
     var level: Level
     var wyoming: WyomingStatus
+    /// Present when `--snapcast-server` is set.
+    var snapcast: SnapcastStatus?
 }
 
 /// `GET /v1/devices`.

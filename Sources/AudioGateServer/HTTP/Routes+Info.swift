@@ -34,7 +34,7 @@ extension AudioGateServer {
                 channels: Array(ClientFormats.channels),
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
                 resampler: quality.summary),
-            limits: configuration.limits, wyoming: wyomingStatus)
+            limits: configuration.limits, wyoming: wyomingStatus, snapcast: snapcastInfo)
     }
 
     func status() -> StatusResponse {
@@ -53,6 +53,7 @@ extension AudioGateServer {
                 underruns: engine.mixer.underruns, xruns: playback.xruns, ranEmpty: playback.ranEmpty, reopens: playback.reopens,
                 lastError: playback.lastError, volume: engine.mixer.volume.settings,
                 latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary),
-            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus)
+            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus,
+            snapcast: snapcastStatus)
     }
 }
