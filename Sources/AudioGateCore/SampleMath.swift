@@ -6,6 +6,22 @@ public enum SampleMath {
         for index in 0..<count { output[index] += source[index] }
     }
 
+    /// Adds `count` samples of `source`, times `gain`, into `output`.
+    public static func accumulate(_ source: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, gain: Float) {
+        for index in 0..<count { output[index] += source[index] * gain }
+    }
+
+    /// Adds `frames` interleaved frames of `source` into `output`, each frame times its gain in `curve`.
+    public static func accumulate(
+        _ source: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int, channels: Int,
+        curve: UnsafePointer<Float>
+    ) {
+        for frame in 0..<frames {
+            let gain = curve[frame]
+            for channel in 0..<channels { output[frame * channels + channel] += source[frame * channels + channel] * gain }
+        }
+    }
+
     /// Whether any of `count` samples has a magnitude above `limit`.
     public static func exceeds(_ samples: UnsafePointer<Float>, count: Int, limit: Float) -> Bool {
         var over: UInt32 = 0

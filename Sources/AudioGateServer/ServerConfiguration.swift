@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var deviceIdleMilliseconds = 5000
     /// speexdsp resampler quality for client rates.
     public var resamplerQuality: Resampler.Quality = .fastest
+    /// How far music streams are lowered while a voice stream is audible, in dB (0: never).
+    public var duckDecibels = 15.0
     /// Bounds on what clients may hold.
     public var limits = Limits()
     /// Where server-side recordings are kept.

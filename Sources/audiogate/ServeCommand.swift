@@ -79,6 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most recordings running at once; more get 429. [env AUDIOGATE_MAX_RECORDINGS]")
     var maxRecordings: Int = Environment.int("max-recordings") ?? 16
 
+    @Option(help: "Lower music streams (role=music, the Snapcast stream) by this many dB while a voice stream plays; 0 never lowers them. [env AUDIOGATE_DUCK_DB]")
+    var duckDb: Double = Environment.double("duck-db") ?? 15
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
     var logLevel: String = Environment.string("log-level") ?? "info"
 
@@ -110,6 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard retentionHours.isFinite, retentionHours >= 0 else { throw ValidationError("--retention-hours must be 0 or more") }
         guard maxDiskMb >= 0 else { throw ValidationError("--max-disk-mb must be 0 (no cap) or more") }
         guard !dataDir.isEmpty else { throw ValidationError("--data-dir must name a directory") }
+        guard duckDb.isFinite, (0...60).contains(duckDb) else { throw ValidationError("--duck-db must be 0-60") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
         }
@@ -137,6 +141,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.bufferMilliseconds = bufferMs
         configuration.deviceIdleMilliseconds = deviceIdleMs
         configuration.resamplerQuality = Resampler.Quality(rawValue: resampler) ?? .fastest
+        configuration.duckDecibels = duckDb
         configuration.limits.maxCaptureClients = maxCaptureClients
         configuration.limits.captureQueueMilliseconds = captureQueueMs
         configuration.limits.maxPlaybackStreams = maxPlaybackStreams

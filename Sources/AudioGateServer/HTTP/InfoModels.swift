@@ -42,6 +42,8 @@ struct InfoResponse: Encodable {
     var client: Client
     var limits: ServerConfiguration.Limits
     var wyoming: WyomingStatus
+    /// `--duck-db`: how far music is lowered under a voice.
+    var duckDb: Double
     /// Present when `--snapcast-server` is set.
     var snapcast: SnapcastInfo?
 }
@@ -80,6 +82,9 @@ struct StatusResponse: Encodable {
         var latency: LatencyHistogram.Summary
         /// Clear/DELETE to the card going silent, since start.
         var clearToSilence: LatencyHistogram.Summary
+        /// Each stream's name, role and queue.
+        var streamList: [PlaybackStreamStatus]
+        var ducking: DuckingStatus
     }
 
     struct Level: Encodable {

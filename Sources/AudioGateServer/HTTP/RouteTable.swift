@@ -32,8 +32,8 @@ enum RouteTable {
             ]
         ],
         "/v1/playback": [
-            .get: ["rate", "channels", "format", "stream"],
-            .post: ["rate", "channels", "format", "stream", "wait"],
+            .get: ["rate", "channels", "format", "stream", "role"],
+            .post: ["rate", "channels", "format", "stream", "wait", "role"],
             .delete: ["stream"],
         ],
         "/v1/say": [.post: ["stream", "wait"]],

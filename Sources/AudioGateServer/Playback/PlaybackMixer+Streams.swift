@@ -5,16 +5,21 @@ extension PlaybackMixer {
     /// The stream called `name`, created on first use; balance with `release`.
     ///
     /// Throws 429 when `maxPlaybackStreams` streams are in use.
-    public func acquire(_ name: String) throws(APIError) -> PlaybackStream {
+    /// The stream takes `role` (the last acquirer's role holds for every producer on the name).
+    public func acquire(_ name: String, role: PlaybackRole = .voice) throws(APIError) -> PlaybackStream {
         let format = mixFormat
         let result: Result<PlaybackStream, APIError> = registry.withLock { registry in
             if var entry = registry.entries[name] {
                 entry.users += 1
                 registry.entries[name] = entry
+                entry.stream.role = role
                 return .success(entry.stream)
             }
+            if registry.timed.contains(where: { $0.name == name }) {
+                return .failure(APIError(.badParameter, "stream '\(name)' is a timed stream; choose another name"))
+            }
             sweep(&registry)
-            guard registry.entries.count < configuration.limits.maxPlaybackStreams else {
+            guard registry.entries.count + registry.timed.count < configuration.limits.maxPlaybackStreams else {
                 return .failure(
                     APIError(
                         .tooManyRequests,
@@ -22,7 +27,7 @@ extension PlaybackMixer {
             }
             let stream = PlaybackStream(
                 name: name, mixFormat: format, limitSeconds: configuration.limits.playbackQueueSeconds,
-                quality: configuration.resamplerQuality, metrics: metrics)
+                quality: configuration.resamplerQuality, metrics: metrics, role: role)
             registry.entries[name] = Entry(stream: stream, users: 1)
             registry.list = registry.list + [stream]
             return .success(stream)
@@ -51,6 +56,35 @@ extension PlaybackMixer {
 
     /// Every stream.
     public var allStreams: [PlaybackStream] { registry.withLock { $0.list } }
+
+    /// Registers a new timed stream under its own name.
+    func addTimed(_ stream: TimedPlaybackStream) throws(APIError) {
+        let result: Result<Void, APIError> = registry.withLock { registry in
+            sweep(&registry)
+            if registry.entries[stream.name] != nil || registry.timed.contains(where: { $0.name == stream.name }) {
+                return .failure(APIError(.badParameter, "a playback stream called '\(stream.name)' exists"))
+            }
+            guard registry.entries.count + registry.timed.count < configuration.limits.maxPlaybackStreams else {
+                return .failure(
+                    APIError(
+                        .tooManyRequests,
+                        "\(configuration.limits.maxPlaybackStreams) playback streams are in use; reuse a stream name or try later"))
+            }
+            registry.timed = registry.timed + [stream]
+            return .success(())
+        }
+        try result.get()
+        metrics.streams.set(to: Double(streamCount))
+    }
+
+    /// Forgets a closed timed stream.
+    func removeTimed(_ stream: TimedPlaybackStream) {
+        registry.withLock { registry in registry.timed = registry.timed.filter { $0 !== stream } }
+        metrics.streams.set(to: Double(streamCount))
+    }
+
+    /// Every timed stream.
+    public var timedStreams: [TimedPlaybackStream] { registry.withLock { $0.timed } }
 
     /// Drops unused streams that have nothing left to play.
     private func sweep(_ registry: inout Registry) {

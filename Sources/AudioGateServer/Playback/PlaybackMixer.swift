@@ -15,13 +15,18 @@ public final class PlaybackMixer: PlaybackSource {
         var entries: [String: Entry] = [:]
         /// What the device thread iterates: replaced (never mutated in place) so a render holds a stable copy.
         var list: [PlaybackStream] = []
+        /// Timed streams, replaced the same way; their names are taken too.
+        var timed: [TimedPlaybackStream] = []
     }
 
     /// Device-thread state: scratch space and the current gain of the volume ramp.
     struct RenderState {
         var scratch = PlaybackScratch(capacity: 0)
+        /// One gain per frame while the ducking gain ramps.
+        var curve = PlaybackScratch(capacity: 0)
         var gain: Float = 1
         var lastPlayedDevice: UInt64 = 0
+        var ducker: Ducker
     }
 
     let configuration: ServerConfiguration
@@ -32,7 +37,11 @@ public final class PlaybackMixer: PlaybackSource {
     /// What was written to the device, dated by when it plays: the echo cancellers' reference.
     public let echoReference = EchoReference()
     let registry = Mutex(Registry())
-    let renderState = Mutex(RenderState())
+    let renderState: Mutex<RenderState>
+    /// When each device frame leaves the card: updated after each write, read by each render.
+    let outputClock = Mutex(OutputClock())
+    /// Whether music is lowered (or ramping) under a voice, for readers.
+    let duckingActive = Atomic<Bool>(false)
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
     /// Stops the playback device while nothing plays; acquiring a stream wakes it.
     public let demand: DeviceDemand
@@ -42,6 +51,7 @@ public final class PlaybackMixer: PlaybackSource {
         demand = DeviceDemand(idleMilliseconds: configuration.deviceIdleMilliseconds)
         self.logger = logger
         self.metrics = PlaybackMetrics(registry: metrics.registry)
+        renderState = Mutex(RenderState(ducker: Ducker(depthDecibels: configuration.duckDecibels)))
     }
 
     /// The format streams are converted to: the card's once it is open, the requested one before.
@@ -54,31 +64,72 @@ public final class PlaybackMixer: PlaybackSource {
     // MARK: - PlaybackSource (playback thread)
 
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
-        let streams = registry.withLock { $0.list }
+        let (streams, timed) = registry.withLock { ($0.list, $0.timed) }
         let samples = frames * format.channels
         guard samples <= buffer.count, let period = buffer.baseAddress else {
             buffer.update(repeating: 0)
             return
         }
         period.update(repeating: 0, count: samples)
+        // Nil before the device has reported a delay: timed streams wait for it.
+        let startTime = timed.isEmpty ? nil : outputClock.withLock { $0.leaveTime(ofDeviceFrame: startFrame) }
         // Lent: mixing adds the locked scratch into the caller's buffer in one call.
         let lent = LentBuffer(UnsafeMutableBufferPointer(start: period, count: samples))
-        let silent = renderState.withLock { state -> Bool in
-            guard let output = lent.buffer.baseAddress else { return true }
-            if state.scratch.capacity < samples {
-                // Only on the first period after an open with a larger period: not the steady path.
-                state.scratch = PlaybackScratch(capacity: samples)
-            }
-            guard !streams.isEmpty else {
+        let (silent, ducking) = renderState.withLock { state -> (Bool, Bool) in
+            guard let output = lent.buffer.baseAddress else { return (true, false) }
+            // Only on the first period after an open with a larger period: not the steady path.
+            if state.scratch.capacity < samples { state.scratch = PlaybackScratch(capacity: samples) }
+            if state.curve.capacity < frames { state.curve = PlaybackScratch(capacity: frames) }
+            guard !streams.isEmpty || !timed.isEmpty else {
                 // Nothing plays: the zeroed period is the output, so idle costs no mixing.
                 state.gain = volume.targetGain
-                return true
+                _ = state.ducker.advance(voiceAudible: false, frames: frames, rate: format.rate, curve: state.curve.buffer.baseAddress!)
+                return (true, state.ducker.active)
             }
             let scratch = state.scratch.buffer
+            guard let source = scratch.baseAddress, let curve = state.curve.buffer.baseAddress else { return (true, false) }
+            // Voices first: whether one is audible sets the music's gain for this same period.
+            var voiceAudible = false
+            var hasMusic = false
             for stream in streams {
+                guard stream.role == .voice else {
+                    hasMusic = true
+                    continue
+                }
                 let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                if let source = scratch.baseAddress {
-                    SampleMath.accumulate(source, into: output, count: taken * format.channels)
+                guard taken > 0 else { continue }
+                SampleMath.accumulate(source, into: output, count: taken * format.channels)
+                if !voiceAudible { voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel) }
+            }
+            for stream in timed where stream.role == .voice {
+                guard let startTime else { break }
+                let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
+                guard taken > 0 else { continue }
+                SampleMath.accumulate(source, into: output, count: taken * format.channels)
+                if !voiceAudible { voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel) }
+            }
+            let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
+            let mixMusic = { (taken: Int) in
+                if let duckGain {
+                    if duckGain == 1 {
+                        SampleMath.accumulate(source, into: output, count: taken * format.channels)
+                    } else {
+                        SampleMath.accumulate(source, into: output, count: taken * format.channels, gain: duckGain)
+                    }
+                } else {
+                    SampleMath.accumulate(source, into: output, frames: taken, channels: format.channels, curve: curve)
+                }
+            }
+            if hasMusic {
+                for stream in streams where stream.role == .music {
+                    let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
+                    if taken > 0 { mixMusic(taken) }
+                }
+            }
+            if let startTime {
+                for stream in timed where stream.role == .music {
+                    let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
+                    if taken > 0 { mixMusic(taken) }
                 }
             }
             let target = volume.targetGain
@@ -100,24 +151,37 @@ public final class PlaybackMixer: PlaybackSource {
             if SampleMath.exceeds(output, count: samples, limit: Self.knee) {
                 for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
             }
-            return false
+            return (false, state.ducker.active)
         }
+        if duckingActive.load(ordering: .relaxed) != ducking { duckingActive.store(ducking, ordering: .relaxed) }
         echoReference.rendered(
             silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
     public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
+        // Read first: the delay was sampled just before this call.
+        let now = MonotonicClock.nowNanoseconds()
+        let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
+        outputClock.withLock { clock in
+            if delayFrames <= 0 {
+                // The loop dropped or (re)opened the device: frame counts no longer date the output.
+                clock.reset()
+            } else {
+                clock.add(now: now, framesWritten: framesWritten, delayFrames: delayFrames, rate: rate)
+            }
+        }
         echoReference.progress(framesWritten: framesWritten, delayFrames: delayFrames)
         let streams = registry.withLock { $0.list }
         let delay = UInt64(max(delayFrames, 0))
         let playedDevice = framesWritten > delay ? framesWritten - delay : 0
-        let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
         for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
     }
 
     /// A stream in use or with audio left to play.
     public var needsDevice: Bool {
-        registry.withLock { $0.entries.values.contains { $0.users > 0 || !$0.stream.isIdle } }
+        registry.withLock { registry in
+            registry.entries.values.contains { $0.users > 0 || !$0.stream.isIdle } || registry.timed.contains { !$0.isIdle }
+        }
     }
 
     public func playbackStatusChanged(_ status: DeviceStatus) {
@@ -152,7 +216,9 @@ public final class PlaybackMixer: PlaybackSource {
 
     /// Active streams.
     public var streamCount: Int {
-        registry.withLock { $0.entries.values.filter { $0.users > 0 || !$0.stream.isIdle }.count }
+        registry.withLock { registry in
+            registry.entries.values.filter { $0.users > 0 || !$0.stream.isIdle }.count + registry.timed.count
+        }
     }
 
     /// Audio queued across streams, in milliseconds.

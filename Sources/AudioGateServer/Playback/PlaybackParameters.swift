@@ -18,6 +18,8 @@ public struct PlaybackParameters: Sendable, Equatable {
     public var wait: Bool
     /// `format=mp3|ogg|flac|webm`: the audio is compressed in this container.
     public var container: AudioContainer?
+    /// `role=voice|music`: music is lowered while a voice stream plays.
+    public var role: PlaybackRole = .voice
     /// The query set `rate`, `channels` or a PCM `format`: the body is raw PCM, never sniffed.
     public var rawFormatGiven = false
 
@@ -28,7 +30,7 @@ public struct PlaybackParameters: Sendable, Equatable {
         self.wait = wait
     }
 
-    /// Parses and validates `rate`, `channels`, `format`, `stream` and `wait`; other keys are ignored.
+    /// Parses and validates `rate`, `channels`, `format`, `stream`, `wait` and `role`; other keys are ignored.
     public init(query: [String: String]) throws(APIError) {
         self.init()
         if let text = query["rate"] {
@@ -61,6 +63,12 @@ public struct PlaybackParameters: Sendable, Equatable {
             case "false", "0", "no": wait = false
             default: throw APIError.parameter("wait", "true or false")
             }
+        }
+        if let text = query["role"] {
+            guard let role = PlaybackRole(rawValue: text.lowercased()) else {
+                throw APIError.parameter("role", "voice or music")
+            }
+            self.role = role
         }
     }
 

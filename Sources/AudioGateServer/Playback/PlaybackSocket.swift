@@ -17,7 +17,7 @@ struct PlaybackSocket {
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let stream: PlaybackStream
         do {
-            stream = try mixer.acquire(parameters.stream)
+            stream = try mixer.acquire(parameters.stream, role: parameters.role)
         } catch {
             try await outbound.write(.text(ErrorMessage(code: error.code.rawValue, message: error.message).json()))
             try await outbound.close(.policyViolation, reason: "too many streams")

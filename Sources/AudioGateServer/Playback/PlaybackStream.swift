@@ -15,6 +15,13 @@ public final class PlaybackStream: Sendable {
     let metrics: PlaybackMetrics
     /// Shared with the device thread; every critical section is a copy or a few counters.
     let state: Mutex<State>
+    private let roleIsMusic: Atomic<Bool>
+
+    /// Voice (the default) or music, which is lowered while a voice plays.
+    public internal(set) var role: PlaybackRole {
+        get { roleIsMusic.load(ordering: .relaxed) ? .music : .voice }
+        set { roleIsMusic.store(newValue == .music, ordering: .relaxed) }
+    }
 
     struct State {
         var queue: PlayoutQueue
@@ -22,8 +29,12 @@ public final class PlaybackStream: Sendable {
         var listeners: [PlaybackListener] = []
     }
 
-    init(name: String, mixFormat: AudioFormat, limitSeconds: Int, quality: Resampler.Quality, metrics: PlaybackMetrics) {
+    init(
+        name: String, mixFormat: AudioFormat, limitSeconds: Int, quality: Resampler.Quality, metrics: PlaybackMetrics,
+        role: PlaybackRole = .voice
+    ) {
         self.name = name
+        roleIsMusic = Atomic(role == .music)
         self.quality = quality
         self.metrics = metrics
         state = Mutex(State(queue: PlayoutQueue(format: mixFormat, limitSeconds: limitSeconds)))

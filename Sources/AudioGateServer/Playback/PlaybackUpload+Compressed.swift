@@ -39,7 +39,7 @@ extension PlaybackUpload {
         container: AudioContainer, head: [UInt8], body: inout RequestBody.AsyncIterator, ended: Bool,
         startNanoseconds: UInt64
     ) async throws -> Response {
-        let stream = try mixer.acquire(parameters.stream)
+        let stream = try mixer.acquire(parameters.stream, role: parameters.role)
         defer { mixer.release(stream) }
         let listener = PlaybackListener()
         if parameters.wait { stream.addListener(listener) }

@@ -65,7 +65,7 @@ struct PlaybackUpload {
             }
         }
 
-        let stream = try mixer.acquire(parameters.stream)
+        let stream = try mixer.acquire(parameters.stream, role: parameters.role)
         defer { mixer.release(stream) }
         let listener = PlaybackListener()
         if parameters.wait { stream.addListener(listener) }
