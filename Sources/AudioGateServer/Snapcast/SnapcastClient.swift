@@ -73,8 +73,10 @@ public final class SnapcastClient: Service, Sendable {
                     if session.played { played = true }
                 }
             }
-            record("the server closed the connection")
-            logger.info("snapcast server \(server) closed the connection")
+            if !Task.isCancelled {
+                record("the server closed the connection")
+                logger.info("snapcast server \(server) closed the connection")
+            }
         } catch let error as SnapcastError {
             record(error.description)
             logger.warning("snapcast connection to \(server) closed: \(error)")
