@@ -489,20 +489,20 @@ def main():
         if args.only in (None, "bad"):
             check_bad_input(args.binary, scratch)
         if args.only in (None, "codecs"):
-            for attempt in e2e.attempts():
+            for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
                 with tempfile.TemporaryDirectory(dir=scratch) as directory:
                     check_codecs(args.binary, directory)
                 if not e2e.failures_since(point) or not attempt.retry():
                     break
-                print(f"retrying: {attempt.steal:.0f} % steal", flush=True)
+                print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
                 e2e.rewind(point)
         if args.only in (None, "sync"):
-            for attempt in e2e.attempts():
+            for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
                 with tempfile.TemporaryDirectory(dir=scratch) as directory:
                     check_sync(args.binary, directory)
-                print(f"steal over the attempt: {attempt.steal:.1f} %", flush=True)
+                print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
                 if not e2e.failures_since(point) or not attempt.retry():
                     break
                 e2e.rewind(point)
