@@ -60,9 +60,26 @@ struct OutputClock {
             self.rate = rate
         }
         outliers = 0
+        if count == Self.window {
+            // The oldest estimate leaves the sorted copy before the new one goes in.
+            let evicted = estimates[next]
+            var index = 0
+            while index < count - 1, sorted[index] != evicted { index += 1 }
+            while index < count - 1 {
+                sorted[index] = sorted[index + 1]
+                index += 1
+            }
+            count -= 1
+        }
         estimates[next] = estimate
         next = (next + 1) % Self.window
-        count = min(count + 1, Self.window)
+        var position = count
+        while position > 0, sorted[position - 1] > estimate {
+            sorted[position] = sorted[position - 1]
+            position -= 1
+        }
+        sorted[position] = estimate
+        count += 1
         let median = median()
         smoothedCount = min(smoothedCount + 1, Self.smoothingEstimates)
         // A running mean at first, then an exponential one.
@@ -75,17 +92,8 @@ struct OutputClock {
         return epoch + Double(frame) * 1e9 / Double(rate)
     }
 
-    /// Insertion sort of at most `window` values into the preallocated copy.
-    private mutating func median() -> Double {
-        for index in 0..<count {
-            let value = estimates[index]
-            var position = index
-            while position > 0, sorted[position - 1] > value {
-                sorted[position] = sorted[position - 1]
-                position -= 1
-            }
-            sorted[position] = value
-        }
-        return count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2
+    /// The middle of the sorted window, kept sorted one insertion at a time.
+    private func median() -> Double {
+        count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2
     }
 }

@@ -3,6 +3,7 @@ import Prometheus
 /// The playback side's Prometheus metrics, registered on the server's registry.
 final class PlaybackMetrics: Sendable {
     let streams: Gauge
+    let ducking: Gauge
     let underruns: Counter
     let bytesIn: Counter
     let latency: DurationHistogram
@@ -17,6 +18,8 @@ final class PlaybackMetrics: Sendable {
             MetricNameDescriptor(namespace: "audiogate", subsystem: "playback", metricName: metric, unitName: unit, helpText: help)
         }
         streams = registry.makeGauge(descriptor: name("streams", "", "Playback streams in use"))
+        ducking = registry.makeGauge(
+            descriptor: name("ducking", "", "1 while music streams are lowered (or ramping back) under a voice stream"))
         underruns = registry.makeCounter(
             descriptor: name("underruns", "total", "Times a stream's queue ran dry mid-audio and resumed"))
         bytesIn = registry.makeCounter(descriptor: name("bytes", "total", "PCM bytes received for playback"))

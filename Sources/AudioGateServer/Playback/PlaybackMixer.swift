@@ -88,48 +88,38 @@ public final class PlaybackMixer: PlaybackSource {
             }
             let scratch = state.scratch.buffer
             guard let source = scratch.baseAddress, let curve = state.curve.buffer.baseAddress else { return (true, false) }
-            // Voices first: whether one is audible sets the music's gain for this same period.
+            // Voices first: whether one is audible sets the music's gain for this same period. With
+            // no music playing nothing is lowered, and the voices are not even looked at.
+            let hasMusic = streams.contains { $0.role == .music } || timed.contains { $0.role == .music }
             var voiceAudible = false
-            var hasMusic = false
-            for stream in streams {
-                guard stream.role == .voice else {
-                    hasMusic = true
-                    continue
-                }
+            for stream in streams where stream.role == .voice {
                 let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
                 guard taken > 0 else { continue }
                 SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                if !voiceAudible { voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel) }
+                if hasMusic, !voiceAudible {
+                    voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel)
+                }
             }
             for stream in timed where stream.role == .voice {
                 guard let startTime else { break }
                 let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
                 guard taken > 0 else { continue }
                 SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                if !voiceAudible { voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel) }
-            }
-            let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
-            let mixMusic = { (taken: Int) in
-                if let duckGain {
-                    if duckGain == 1 {
-                        SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                    } else {
-                        SampleMath.accumulate(source, into: output, count: taken * format.channels, gain: duckGain)
-                    }
-                } else {
-                    SampleMath.accumulate(source, into: output, frames: taken, channels: format.channels, curve: curve)
+                if hasMusic, !voiceAudible {
+                    voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel)
                 }
             }
+            let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
             if hasMusic {
                 for stream in streams where stream.role == .music {
                     let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                    if taken > 0 { mixMusic(taken) }
+                    if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
                 }
             }
             if let startTime {
                 for stream in timed where stream.role == .music {
                     let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
-                    if taken > 0 { mixMusic(taken) }
+                    if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
                 }
             }
             let target = volume.targetGain
@@ -153,25 +143,36 @@ public final class PlaybackMixer: PlaybackSource {
             }
             return (false, state.ducker.active)
         }
-        if duckingActive.load(ordering: .relaxed) != ducking { duckingActive.store(ducking, ordering: .relaxed) }
+        if duckingActive.load(ordering: .relaxed) != ducking {
+            // Only when it changes: at most twice per voice.
+            duckingActive.store(ducking, ordering: .relaxed)
+            metrics.ducking.set(to: ducking ? 1 : 0)
+        }
         echoReference.rendered(
             silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
     public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
         // Read first: the delay was sampled just before this call.
-        let now = MonotonicClock.nowNanoseconds()
+        let (streams, timed) = registry.withLock { ($0.list, !$0.timed.isEmpty) }
         let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
-        outputClock.withLock { clock in
-            if delayFrames <= 0 {
-                // The loop dropped or (re)opened the device: frame counts no longer date the output.
-                clock.reset()
-            } else {
-                clock.add(now: now, framesWritten: framesWritten, delayFrames: delayFrames, rate: rate)
+        if timed {
+            // Only timed streams need the output dated; a new one waits a period for the first date
+            // and the estimate settles over the next second, before a network player's first chunk is due.
+            let now = MonotonicClock.nowNanoseconds()
+            outputClock.withLock { clock in
+                if delayFrames <= 0 {
+                    // The loop dropped or (re)opened the device: frame counts no longer date the output.
+                    clock.reset()
+                } else {
+                    clock.add(now: now, framesWritten: framesWritten, delayFrames: delayFrames, rate: rate)
+                }
             }
+        } else {
+            // Dates from before an xrun or a restart would mislead the next timed stream: it starts afresh.
+            outputClock.withLock { clock in if clock.epoch != nil { clock.reset() } }
         }
         echoReference.progress(framesWritten: framesWritten, delayFrames: delayFrames)
-        let streams = registry.withLock { $0.list }
         let delay = UInt64(max(delayFrames, 0))
         let playedDevice = framesWritten > delay ? framesWritten - delay : 0
         for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
@@ -194,6 +195,24 @@ public final class PlaybackMixer: PlaybackSource {
             logger.warning(
                 "playback format changed: queued audio is flushed",
                 metadata: ["from": "\(previous.format)", "to": "\(negotiated.format)"])
+        }
+    }
+
+    /// Adds a music stream's frames at the ducking gain: `gain` for the whole period, or `curve`
+    /// (one gain per frame) while it ramps.
+    @inline(__always)
+    static func addMusic(
+        _ source: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, frames: Int, channels: Int, gain: Float?,
+        curve: UnsafePointer<Float>
+    ) {
+        if let gain {
+            if gain == 1 {
+                SampleMath.accumulate(source, into: output, count: frames * channels)
+            } else {
+                SampleMath.accumulate(source, into: output, count: frames * channels, gain: gain)
+            }
+        } else {
+            SampleMath.accumulate(source, into: output, frames: frames, channels: channels, curve: curve)
         }
     }
 

@@ -51,6 +51,9 @@ struct TimedPlayout {
     private var correcting = 0
     private var untilCorrection = correctionInterval
     private var lastFrame: [Float]
+    /// What was about to play when the stream was reset, faded out at the next period.
+    private var fadeTail: [Float]
+    private var fadeTailFrames = 0
     private let fadeFrames: Int
     var statistics = TimedPlaybackStatistics()
     /// Resets so far; a producer that converted for an earlier generation starts over.
@@ -64,6 +67,7 @@ struct TimedPlayout {
             capacity: (limitFrames + 8192) * channels, initialCapacity: format.rate / 2 * channels)
         records = [Record](repeating: Record(position: 0, time: 0), count: Self.recordCapacity)
         lastFrame = [Float](repeating: 0, count: channels)
+        fadeTail = [Float](repeating: 0, count: max(1, format.rate * Self.fadeMilliseconds / 1000) * channels)
         fadeFrames = max(1, format.rate * Self.fadeMilliseconds / 1000)
     }
 
@@ -94,6 +98,10 @@ struct TimedPlayout {
 
     /// Drops everything queued; positions start again at 0.
     mutating func reset() {
+        if playing {
+            // Cut mid-sound, the music would click: its next few milliseconds fade out instead.
+            fadeTailFrames = fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels
+        }
         ring.removeAll()
         recordHead = 0
         recordCount = 0
@@ -154,6 +162,17 @@ struct TimedPlayout {
     mutating func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
         guard frames > 0, destination.count >= frames * channels, let output = destination.baseAddress else { return 0 }
         advanceRecords()
+        if fadeTailFrames > 0 {
+            let faded = min(fadeTailFrames, frames)
+            fadeTailFrames = 0
+            for frame in 0..<faded {
+                let gain = Float(faded - frame - 1) / Float(faded)
+                for channel in 0..<channels { output[frame * channels + channel] = fadeTail[frame * channels + channel] * gain }
+            }
+            // The rest of the period stays silent; what was queued since starts next period at its time.
+            (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
+            return frames
+        }
         guard !ring.isEmpty, let headTime = time(of: headPosition) else {
             if playing {
                 playing = false

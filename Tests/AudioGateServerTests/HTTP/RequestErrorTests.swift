@@ -41,7 +41,7 @@ struct RequestErrorTests {
                 #expect(response.status == 400, "\(method) \(path): \(response.body)")
                 #expect(response.body.contains("bad_parameter") && response.body.contains("'\(name)'"), "\(method) \(path): \(response.body)")
             }
-            for path in ["/v1/capture?rate=16000&chunkms=20", "/v1/playback?stream=a&role=music"] {
+            for path in ["/v1/capture?rate=16000&chunkms=20", "/v1/playback?stream=a&loop=true"] {
                 let upgrade = try Curl.request(port: port, path: path, headers: Curl.upgrade)
                 #expect(upgrade.status == 400, "\(path): \(upgrade.body)")
                 #expect(upgrade.body.contains("bad_parameter"), "\(path): \(upgrade.body)")

@@ -33,6 +33,13 @@ struct TimedPlaybackTests {
 
     static func milliseconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e6 }
 
+    /// Waits for the sink's timing to settle: the monitor reader that just started lowers the null
+    /// sink's latency (10 to 5 ms), and the pulse plugin's reported delay follows over a second or
+    /// two, which the mixer would rightly chase with corrections.
+    static func settle() async throws {
+        try await Task.sleep(for: .seconds(2))
+    }
+
     /// The card's buffer found played out or underrun so far: each shifts the output by its gap.
     static func holes(_ server: AudioGateServer) -> Int {
         let status = server.engine.playback.monitor.snapshot
@@ -52,6 +59,7 @@ struct TimedPlaybackTests {
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
             let holesBefore = Self.holes(server)
+            try await Self.settle()
             let start = MonotonicClock.nowNanoseconds() + 400_000_000
             Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: stream, start: start)
             try await Task.sleep(for: .milliseconds(1700))
@@ -77,6 +85,7 @@ struct TimedPlaybackTests {
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
             let holesBefore = Self.holes(server)
+            try await Self.settle()
             // Dated 200 ms ago: the first 10 chunks are past already, the next ones due within the
             // card's latency are late when the mixer reaches them.
             let start = MonotonicClock.nowNanoseconds() - 200_000_000
@@ -107,6 +116,7 @@ struct TimedPlaybackTests {
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
             let holesBefore = Self.holes(server)
+            try await Self.settle()
             let seconds = 8.0
             let tone = Signal.sine(frequency: 440, rate: Self.rate, seconds: seconds, amplitude: 0.5)
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
@@ -143,8 +153,9 @@ struct TimedPlaybackTests {
             try SignalCheckFailure.require(abs(corrections - expected) < expected * 0.15, "\(corrections) corrections")
             try SignalCheckFailure.require(worst < 150, "offset reached \(worst) µs")
             try SignalCheckFailure.require(abs(heardMs - seconds * stretch * 1000) < 3, "heard \(heardMs) ms")
-            // A repeated or dropped frame shifts a 440 Hz tone's phase by 0.058 rad.
-            try SignalCheckFailure.require(report.gaps.isEmpty && report.isContinuous(maxJump: 0.1), "\(report)")
+            // A repeated or dropped frame shifts a 440 Hz tone's phase by 0.058 rad; corrections come
+            // at most every 500 frames, so two 10 ms windows 5 ms apart differ by at most two of them.
+            try SignalCheckFailure.require(report.gaps.isEmpty && report.isContinuous(maxJump: 0.14), "\(report)")
             #expect(statistics.resyncs == 0 && statistics.lateChunks == 0)
         }
     }
@@ -155,6 +166,7 @@ struct TimedPlaybackTests {
             let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
             defer { stream.close() }
             let holesBefore = Self.holes(server)
+            try await Self.settle()
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
             let first = Signal.sine(frequency: 440, rate: Self.rate, seconds: 0.5, amplitude: 0.5)
             Self.enqueue(first, on: stream, start: start)

@@ -184,4 +184,82 @@ struct TimedPlayoutTests {
         for index in 1..<db.count { largest = max(largest, abs(db[index] - db[index - 1])) }
         #expect(largest <= 15.0 / 4800 + 1e-6)
     }
+
+    @Test("the output clock rides out delay jitter and outliers, and starts over after a lasting jump")
+    func outputClock() throws {
+        var clock = OutputClock()
+        var generator = SeededGenerator(seed: 3)
+        let truth = 5_000_000_000.0
+        var written: UInt64 = 48000
+        func write(_ epoch: Double, jitter: Double) {
+            written += 480
+            let delay = 1920
+            // Frame `written - delay` leaves at `now`.
+            let noise = (Double(generator.next() % 1000) / 1000 - 0.5) * 2 * jitter
+            let now = epoch + Double(written - UInt64(delay)) * 1e9 / 48000 + noise
+            clock.add(now: UInt64(now), framesWritten: written, delayFrames: delay, rate: 48000)
+        }
+        for index in 0..<500 {
+            // ±0.3 ms jitter, and a thread preempted 5 ms between the delay and the clock now and then.
+            write(truth + (index % 37 == 0 ? 5_000_000 : 0), jitter: 300_000)
+        }
+        let epoch = try #require(clock.epoch)
+        #expect(abs(epoch - truth) < 50_000, "epoch off by \((epoch - truth) / 1000) µs")
+        // Two outliers of 30 ms are ignored; three in a row are a new timeline.
+        write(truth + 30_000_000, jitter: 0)
+        write(truth + 30_000_000, jitter: 0)
+        #expect(abs(try #require(clock.epoch) - truth) < 50_000)
+        write(truth + 30_000_000, jitter: 0)
+        #expect(abs(try #require(clock.epoch) - truth - 30_000_000) < 1000)
+        #expect(abs(try #require(clock.leaveTime(ofDeviceFrame: 48000)) - truth - 30_000_000 - 1e9) < 1000)
+    }
+
+    @Test("a reset while playing fades out instead of cutting")
+    func resetFades() {
+        var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
+        Self.queue(&playout, [Float](repeating: 0.5, count: 48000), position: 0, time: 0)
+        var output = Self.render(&playout, periods: 5).output
+        playout.reset()
+        output += Self.render(&playout, periods: 2, start: 2400 * Self.nanosecondsPerFrame).output
+        #expect(output[2399] == 0.5)
+        #expect(output[2400] > 0.49 && output[2400 + 239] < 0.01 && output[2400 + 240] == 0)
+        #expect(Signal.largestStep(output.dropFirst()) < 0.01)
+        #expect(playout.isEmpty)
+    }
+
+    /// A stream at another rate is resampled on the producer's side; chunks are dated by input
+    /// frame, so the resampler's own delay must not move the audio: an impulse at input frame 1000
+    /// comes out at 1000 × 48000 / rate frames after the chunk's time.
+    @Test("resampled timed audio keeps its time", arguments: [44100, 24000, 16000, 96000])
+    func resampledKeepsTime(rate: Int) throws {
+        let mixer = PlaybackMixer(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
+        let mix = mixer.mixFormat
+        let stream = try mixer.acquireTimed("timed", role: .music, format: AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le))
+        defer { stream.close() }
+        var samples = [Int16](repeating: 0, count: rate / 5)
+        samples[1000] = 30000
+        // Dated well in the future so nothing is late against the real clock; rendered against it.
+        let start = MonotonicClock.nowNanoseconds() + 10_000_000_000
+        let presentation = start + 10_000_000
+        // In two chunks, the second dated as the continuation of the first.
+        let half = samples.count / 2
+        #expect(samples[0..<half].withUnsafeBufferPointer { stream.enqueue($0, presentationNanoseconds: presentation) })
+        #expect(
+            samples[half...].withUnsafeBufferPointer {
+                stream.enqueue($0, presentationNanoseconds: presentation + UInt64(half) * 1_000_000_000 / UInt64(rate))
+            })
+        var output: [Float] = []
+        var period = [Float](repeating: 0, count: 480 * mix.channels)
+        for index in 0..<30 {
+            let time = Double(start) + Double(index * 480) * 1e9 / Double(mix.rate)
+            let filled = period.withUnsafeMutableBufferPointer {
+                stream.render(into: $0, frames: 480, format: mix, startTime: time)
+            }
+            output += filled == 0 ? [Float](repeating: 0, count: 480) : Signal.channel(period, channels: mix.channels, index: 0)
+        }
+        let peak = try #require(output.indices.max { abs(output[$0]) < abs(output[$1]) })
+        let expected = 480 + 1000 * Double(mix.rate) / Double(rate)
+        #expect(abs(Double(peak) - expected) <= 1, "impulse at \(peak), expected \(expected)")
+        #expect(stream.statistics.lateFrames == 0 && stream.statistics.framesInserted + stream.statistics.framesDropped == 0)
+    }
 }
