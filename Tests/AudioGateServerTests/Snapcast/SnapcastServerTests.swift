@@ -105,6 +105,13 @@ struct SnapcastServerTests {
         let channel = try #require(connection)
         var decoder: SnapcastDecoder?
         var samples: [Int16] = []
+        // A server that sends no audio ends the wait after 10 s instead of hanging the suite.
+        let underlying = channel.channel
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            try await underlying.close()
+        }
+        defer { watchdog.cancel() }
         try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(.hello(id: 0, json: SnapcastClient.hello(name: "swift-test", id: "swift-test")))
             for try await message in inbound {
@@ -127,6 +134,7 @@ struct SnapcastServerTests {
     func decode(codec: String) async throws {
         let (decoder, samples, clock) = try await receive(codec: codec, seconds: 1.5)
         let format = try #require(decoder?.format)
+        try #require(samples.count >= 72000 * format.channels, "\(codec): only \(samples.count) samples in 10 s")
         #expect(format.rate == 48000 && format.channels == 2)
         // The second half second, left channel: past any codec's start-up.
         let left = stride(from: 0, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 }
