@@ -44,6 +44,11 @@ IMPULSE = 0.5
 PERIOD = RATE // 2  # an impulse every 500 ms
 REFERENCE_ID = "reference"
 AUDIOGATE_ID = "audiogate-under-test"
+# A freshly started snapserver dates its first ~15 s of pipe audio about 200 ppm off the audio's own
+# pace; snapclient then lags until its statistics fill. The players are compared once the server's
+# timeline is steady, so the figures are the players' and not the server's start-up.
+SERVER_WARMUP_S = 15
+SETTLE_S = 20
 
 
 def gain(volume):
@@ -265,6 +270,7 @@ def check_sync(binary, scratch):
     recorder = reference = gate = None
     try:
         check(server.start(), "snapserver starts with an empty config and a FIFO source")
+        time.sleep(SERVER_WARMUP_S)
         reference = start_reference(server, scratch)
         gate = start_audiogate(binary, server, scratch)
         check(gate.start(), "audiogate starts with --snapcast-server")
@@ -276,11 +282,13 @@ def check_sync(binary, scratch):
         server.set_volume(AUDIOGATE_ID, 50)
         recorder = Recorder()
         started = time.monotonic()
-        time.sleep(36)
+        # From a cold device the two players wander up to about 2 ms apart for their first 15-20 s
+        # (docs/benchmarks.md); the bound is checked on the 30 s after that.
+        time.sleep(SETTLE_S + 31)
         x, t0 = recorder.samples()
         pairs = impulse_pairs(x, t0, 1.0, gain(50))
-        figures = sync_figures(pairs, started + 5, started + 35)
-        check(sync_ok(figures, 60), f"in sync with snapclient over 30 s after 5 s: {describe(figures)}")
+        figures = sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
+        check(sync_ok(figures, 60), f"in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
         status = gate.get("/v1/status")["snapcast"]
@@ -328,15 +336,12 @@ def check_sync(binary, scratch):
         server.start()
         restarted = time.monotonic()
         # snapclient 0.26 does not always come back after its server restarts: the reference is a
-        # snapclient joined to the restarted server.
+        # snapclient joined to the restarted server once its timeline is steady.
         reference.terminate()
         reference.wait(5)
-        reference = start_reference(server, scratch)
-        back = e2e.wait_for(lambda: all(server.clients().get(c, {}).get("connected")
-                                         for c in (REFERENCE_ID, AUDIOGATE_ID)), 5)
-        server.set_volume(REFERENCE_ID, 100)
+        back = e2e.wait_for(lambda: server.clients().get(AUDIOGATE_ID, {}).get("connected"), 5)
+        check(back, f"audiogate is back {time.monotonic() - restarted:.1f} s after the server restarted")
         server.set_volume(AUDIOGATE_ID, 50)
-        check(back, f"both clients are back {time.monotonic() - restarted:.1f} s after the server restarted")
         # audiogate's own timing (played minus presentation time, from the mixer) from 5 s on; the
         # fresh reference follows a restarted server's timeline only after its own statistics fill
         # (about 10 s: it waits, then corrects at most 0.05 %), so the sample-level comparison
@@ -351,12 +356,19 @@ def check_sync(binary, scratch):
         check(timing and None not in timing and worst <= 0.5,
               f"audiogate plays on the restarted server's time from 5 s after the restart "
               f"(worst |played - presentation| {worst if worst is None else round(worst, 3)} ms)")
+        time.sleep(max(0.0, restarted + SERVER_WARMUP_S - time.monotonic()))
+        reference = start_reference(server, scratch)
+        joined = time.monotonic()
+        check(e2e.wait_for(lambda: server.clients().get(REFERENCE_ID, {}).get("connected"), 5),
+              "a fresh snapclient joins the restarted server")
+        server.set_volume(REFERENCE_ID, 100)
+        time.sleep(16)
         x, t0 = recorder.samples()
         pairs = impulse_pairs(x, t0, 1.0, gain(50))
-        figures = sync_figures(pairs, restarted + 10, restarted + 20)
-        check(sync_ok(figures, 20), f"in sync with a snapclient after a server restart, 10-20 s: {describe(figures)}")
+        figures = sync_figures(pairs, joined + 5, joined + 15)
+        check(sync_ok(figures, 20), f"in sync with a snapclient joined to the restarted server, 5-15 s: {describe(figures)}")
         print("  offsets after the restart (s, ms):", " ".join(
-            f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > restarted))
+            f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > joined))
         return sync_result
     finally:
         for p in (reference,):
