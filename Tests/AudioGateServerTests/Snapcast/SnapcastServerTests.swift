@@ -20,7 +20,8 @@ final class SnapserverProcess {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let fifo = directory.appendingPathComponent("fifo").path
         guard mkfifo(fifo, 0o600) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("snapserver.conf").path, contents: Data())
+        guard FileManager.default.createFile(atPath: directory.appendingPathComponent("snapserver.conf").path, contents: Data())
+        else { throw CocoaError(.fileWriteUnknown) }
         port = Self.freePort()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/snapserver")
         process.arguments = [
