@@ -22,6 +22,10 @@ fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)
 fi
+# The Snapcast client's peers (check_snapcast.py, bench-snapcast.sh): Debian's snapserver and snapclient 0.26.
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    want+=(snapserver snapclient)
+fi
 # Instruction counts in the idle benchmark and the callgrind gate: valgrind, and objcopy (binutils) for a
 # copy of the binary without the DWARF 5 debug info valgrind 3.19 cannot read.
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then

@@ -30,6 +30,8 @@ fi
 AUDIOGATE_NO_BUILD=1 .venv/bin/python Tests/EndToEnd/check_browser.py
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_wyoming.py
+# The Snapcast client against Debian's snapserver and snapclient: sync to the sample, restart, volume, codecs, bad input.
+.venv/bin/python Tests/EndToEnd/check_snapcast.py
 # The agent-framework adapters on a live server: a real Pipecat pipeline, LiveKit Agents' audio I/O.
 .venv-pipecat/bin/python Tests/EndToEnd/check_pipecat.py
 .venv-livekit/bin/python Tests/EndToEnd/check_livekit.py

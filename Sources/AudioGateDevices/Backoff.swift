@@ -1,14 +1,17 @@
 /// Reopen delays: 50 ms doubling to 2 s, then 2 s forever.
-struct Backoff: Sendable {
+public struct Backoff: Sendable {
     static let initialMilliseconds = 50
     static let maximumMilliseconds = 2000
 
-    private(set) var nextMilliseconds = Backoff.initialMilliseconds
+    public private(set) var nextMilliseconds = Backoff.initialMilliseconds
     /// Failed attempts since the last success.
-    private(set) var failures = 0
+    public private(set) var failures = 0
+
+    /// A schedule at its first step.
+    public init() {}
 
     /// The delay before the next attempt, advancing the schedule.
-    mutating func next() -> Int {
+    public mutating func next() -> Int {
         let delay = nextMilliseconds
         nextMilliseconds = min(nextMilliseconds * 2, Self.maximumMilliseconds)
         failures += 1
@@ -16,9 +19,9 @@ struct Backoff: Sendable {
     }
 
     /// True once the schedule has reached its ceiling: the device has been gone for seconds.
-    var exhausted: Bool { nextMilliseconds >= Self.maximumMilliseconds }
+    public var exhausted: Bool { nextMilliseconds >= Self.maximumMilliseconds }
 
-    mutating func reset() {
+    public mutating func reset() {
         nextMilliseconds = Self.initialMilliseconds
         failures = 0
     }

@@ -19,6 +19,9 @@ public struct AudioGateServer: Sendable {
     public let wyoming: [WyomingService]
     /// Speech from `/v1/say` still being queued after its answer.
     public let speech: SpeechService
+    /// The Snapcast client, when `--snapcast-server` is set.
+    public let snapcast: SnapcastClient?
+    let snapcastMetrics: SnapcastMetrics?
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
@@ -30,6 +33,8 @@ public struct AudioGateServer: Sendable {
             configuration: configuration, hub: engine.captureHub, metrics: metrics, logger: logger)
         wyoming = Self.wyomingServices(configuration: configuration, engine: engine, logger: logger)
         speech = SpeechService()
+        snapcast = Self.snapcastClient(configuration: configuration, engine: engine, logger: logger)
+        snapcastMetrics = snapcast == nil ? nil : SnapcastMetrics(registry: metrics.registry)
     }
 
     /// The router with every route and middleware.
@@ -71,7 +76,8 @@ public struct AudioGateServer: Sendable {
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             // Shut down in reverse: recordings are finished while the capture device still runs.
-            services: [engine.capture, engine.playback, recordings, speech] + wyoming.map { $0 as any Service },
+            services: [engine.capture, engine.playback, recordings, speech] + wyoming.map { $0 as any Service }
+                + (snapcast.map { [$0 as any Service] } ?? []),
             logger: logger)
     }
 

@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable {
     public var maxDiskMegabytes = 0
     /// The Wyoming mic and snd services (off by default).
     public var wyoming = WyomingConfiguration()
+    /// The Snapcast client (off by default).
+    public var snapcast = SnapcastConfiguration()
 
     public init() {}
 

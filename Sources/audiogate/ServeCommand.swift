@@ -88,6 +88,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Wyoming (Home Assistant voice satellites)")
     var wyoming: WyomingOptions
 
+    @OptionGroup(title: "Snapcast (music in sync with a snapserver)")
+    var snapcast: SnapcastOptions
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1-65535") }
         guard (1...100).contains(periodMs) else { throw ValidationError("--period-ms must be 1-100") }
@@ -163,6 +166,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.wyoming = wyoming.configuration
         if let problem = configuration.wyoming.problem(host: host) {
+            logger.critical("\(problem)")
+            throw ExitCode(2)
+        }
+        do {
+            configuration.snapcast = try snapcast.configuration
+        } catch {
+            logger.critical("\(error.message)")
+            throw ExitCode(2)
+        }
+        if let problem = configuration.snapcast.problem() {
             logger.critical("\(problem)")
             throw ExitCode(2)
         }

@@ -60,4 +60,19 @@ struct ServeCommandTests {
             #expect(stderr.contains("--device-idle-ms must be 0 (never stop) to 3600000"), "\(stderr)")
         }
     }
+
+    @Test("a bad --snapcast-server, stream name or latency is refused at once with the flag named")
+    func badSnapcast() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let cases = [
+            (["--snapcast-server", "music:99999"], "--snapcast-server must be HOST or HOST:PORT"),
+            (["--snapcast-server", "music", "--snapcast-stream", "no spaces"], "--snapcast-stream must be"),
+            (["--snapcast-server", "music", "--snapcast-latency-ms=-5"], "--snapcast-latency-ms must be 0-10000"),
+        ]
+        for (flags, message) in cases {
+            let (status, stderr) = try Self.run(["serve", "--device", "loopback", "--port", "8799"] + flags, seconds: 10)
+            #expect(status == 2, "\(flags) was accepted: \(stderr)")
+            #expect(stderr.contains(message), "\(stderr)")
+        }
+    }
 }

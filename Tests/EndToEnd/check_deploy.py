@@ -55,6 +55,16 @@ check(all(port and f"tcp://127.0.0.1:{port}" in command for port in ports) and "
 check("wyoming-satellite==" in satellite.get("build", {}).get("dockerfile_inline", ""),
       "Wyoming compose: the satellite version is pinned")
 
+snapcast = yaml.safe_load((DEPLOY / "docker-compose.snapcast.yml").read_text())["services"]
+snap_gate, snapserver = snapcast["audiogate"], snapcast["snapserver"]
+snap_env = snap_gate.get("environment", {})
+snap_command = " ".join(snapserver.get("command", []))
+check(snap_env.get("AUDIOGATE_SNAPCAST_SERVER") == "127.0.0.1:1704" and snap_gate.get("network_mode") == "host"
+      and snapserver.get("network_mode") == "host", "Snapcast compose: audiogate joins the snapserver beside it on 1704")
+check("pipe://" in snap_command and "--server.datadir=" in snap_command and "snapserver=0.26" in
+      snapserver.get("build", {}).get("dockerfile_inline", ""),
+      "Snapcast compose: a pinned snapserver with a pipe source and its own data directory")
+
 unit = (DEPLOY / "audiogate.service").read_text()
 for option in ["SupplementaryGroups=audio", "ProtectSystem=strict", "NoNewPrivileges=yes", "RestrictAddressFamilies="]:
     check(option in unit, f"unit sets {option}")

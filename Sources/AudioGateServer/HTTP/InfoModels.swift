@@ -44,6 +44,8 @@ struct InfoResponse: Encodable {
     var wyoming: WyomingStatus
     /// `--duck-db`: how far music is lowered under a voice.
     var duckDb: Double
+    /// Present when `--snapcast-server` is set.
+    var snapcast: SnapcastInfo?
 }
 
 /// `GET /v1/status`.
@@ -94,6 +96,8 @@ struct StatusResponse: Encodable {
     var playback: Playback
     var level: Level
     var wyoming: WyomingStatus
+    /// Present when `--snapcast-server` is set.
+    var snapcast: SnapcastStatus?
 }
 
 /// `GET /v1/devices`.

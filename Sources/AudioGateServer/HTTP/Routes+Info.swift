@@ -34,7 +34,8 @@ extension AudioGateServer {
                 channels: Array(ClientFormats.channels),
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
                 resampler: quality.summary),
-            limits: configuration.limits, wyoming: wyomingStatus, duckDb: configuration.duckDecibels)
+            limits: configuration.limits, wyoming: wyomingStatus, duckDb: configuration.duckDecibels,
+            snapcast: snapcastInfo)
     }
 
     func status() -> StatusResponse {
@@ -54,6 +55,7 @@ extension AudioGateServer {
                 lastError: playback.lastError, volume: engine.mixer.volume.settings,
                 latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary,
                 streamList: engine.mixer.streamStatus, ducking: engine.mixer.duckingStatus),
-            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus)
+            level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus,
+            snapcast: snapcastStatus)
     }
 }

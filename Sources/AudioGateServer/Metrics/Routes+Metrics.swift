@@ -6,6 +6,7 @@ extension AudioGateServer {
         router.get("/metrics") { _, _ in
             metrics.refresh(from: [engine.capture.monitor.snapshot, engine.playback.monitor.snapshot])
             recordings.refreshMetrics()
+            refreshSnapcastMetrics()
             var buffer: [UInt8] = []
             buffer.reserveCapacity(8192)
             metrics.registry.emit(into: &buffer)

@@ -1,0 +1,266 @@
+import AudioGateCore
+import CFFmpeg
+import NIOCore
+
+/// Turns a snapserver's chunks into interleaved 16-bit PCM: PCM as it comes, FLAC, Vorbis (in Ogg)
+/// and Opus through libavcodec (`DecoderHandle`). One decoder per codec header; not thread-safe.
+final class SnapcastDecoder {
+    /// The codec names snapserver sends.
+    static let codecs = ["pcm", "flac", "ogg", "opus"]
+    /// Most frames one chunk may decode to (a second at 192 kHz): a chunk is normally 20 ms.
+    static let maximumChunkFrames = 192_000
+
+    /// The codec name from the header.
+    let codec: String
+    /// Rate and channels of the decoded audio (always 16-bit).
+    private(set) var format: AudioFormat
+
+    private enum Kind {
+        case pcm(SampleFormat)
+        case libav(DecoderHandle, PacketHandle, FrameHandle)
+    }
+
+    private let kind: Kind
+    private var ogg: SnapcastOggPackets?
+    /// The decoded samples of the chunk being decoded.
+    private var output: [Int16] = []
+    private var outputCount = 0
+    private var floats: [Float] = []
+    private var packetBytes: [UInt8] = []
+
+    /// A decoder for `header`; throws `.badCodecHeader` when the codec is unknown or its header does not parse.
+    init(header: SnapcastCodecHeader) throws(SnapcastError) {
+        CodecLibrary.setUp()
+        codec = header.codec
+        switch header.codec {
+        case "pcm":
+            let wav: WAVHeader
+            do throws(WAVError) {
+                wav = try WAVHeader.parse(header.payload)
+            } catch {
+                throw SnapcastError(.badCodecHeader, "the pcm header is not a RIFF WAVE header: \(error.message)")
+            }
+            guard StreamingDecoder.channels.contains(wav.format.channels), StreamingDecoder.rates.contains(wav.format.rate)
+            else { throw SnapcastError(.badCodecHeader, "pcm with \(wav.format.channels) channels at \(wav.format.rate) Hz") }
+            format = AudioFormat(rate: wav.format.rate, channels: wav.format.channels, sampleFormat: .s16le)
+            kind = .pcm(wav.format.sampleFormat)
+        case "flac":
+            guard header.payload.count >= 42, header.payload.starts(with: Array("fLaC".utf8)) else {
+                throw SnapcastError(.badCodecHeader, "the flac header does not start with fLaC and a STREAMINFO block")
+            }
+            kind = try Self.open(AV_CODEC_ID_FLAC, extradata: header.payload, rate: 0, channels: 0)
+            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
+        case "ogg":
+            var packets = SnapcastOggPackets()
+            var headers: [[UInt8]] = []
+            try withSnapcastBytes(header.payload) { bytes throws(SnapcastError) in
+                try packets.packets(in: bytes) { packet throws(SnapcastError) in
+                    guard headers.count < 3 else { throw SnapcastError(.badCodecHeader, "more than three Vorbis header packets") }
+                    headers.append(Array(packet))
+                }
+            }
+            guard headers.count == 3, headers[0].count >= 30, headers[0][0] == 1, headers[0][1...6].elementsEqual("vorbis".utf8)
+            else { throw SnapcastError(.badCodecHeader, "the ogg header does not hold the three Vorbis header packets") }
+            kind = try Self.open(AV_CODEC_ID_VORBIS, extradata: Self.xiphLaced(headers), rate: 0, channels: 0)
+            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
+            ogg = SnapcastOggPackets()
+        case "opus":
+            guard header.payload.count >= 12 else { throw SnapcastError(.badCodecHeader, "the opus header is shorter than 12 bytes") }
+            let bytes = header.payload
+            func le(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+            guard le(0, 4) == 0x4F50_5553 else { throw SnapcastError(.badCodecHeader, "the opus header lacks its OPUS marker") }
+            let rate = le(4, 4)
+            let channels = le(10, 2)
+            guard [8000, 12000, 16000, 24000, 48000].contains(rate), (1...2).contains(channels) else {
+                throw SnapcastError(.badCodecHeader, "opus with \(channels) channels at \(rate) Hz")
+            }
+            // libavcodec's Opus decoder always gives 48 kHz.
+            kind = try Self.open(AV_CODEC_ID_OPUS, extradata: [], rate: 48000, channels: channels)
+            format = AudioFormat(rate: 48000, channels: channels, sampleFormat: .s16le)
+        default:
+            throw SnapcastError(.badCodecHeader, "unknown codec '\(header.codec.prefix(32))': pcm, flac, ogg and opus are played")
+        }
+        if case .libav(let decoder, _, _) = kind, format.rate == 0 {
+            // FLAC and Vorbis learn rate and channels from their header packets.
+            let rate = Int(decoder.context.pointee.sample_rate)
+            let channels = Int(decoder.context.pointee.ch_layout.nb_channels)
+            guard StreamingDecoder.rates.contains(rate), StreamingDecoder.channels.contains(channels) else {
+                throw SnapcastError(.badCodecHeader, "\(header.codec) with \(channels) channels at \(rate) Hz")
+            }
+            format = AudioFormat(rate: rate, channels: channels, sampleFormat: .s16le)
+        }
+    }
+
+    /// Decodes one chunk; `body` gets its interleaved samples (empty when the codec is still filling its pipeline).
+    func decode<T>(_ payload: ByteBuffer, _ body: (UnsafeBufferPointer<Int16>) -> T) throws(SnapcastError) -> T {
+        outputCount = 0
+        let result = payload.withUnsafeReadableBytes { bytes in
+            Result<Void, SnapcastError> { () throws(SnapcastError) in try decodeChunk(bytes) }
+        }
+        try result.get()
+        return output.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<outputCount])) }
+    }
+
+    private func decodeChunk(_ bytes: UnsafeRawBufferPointer) throws(SnapcastError) {
+        switch kind {
+        case .pcm(let sampleFormat):
+            try appendPCM(bytes, format: sampleFormat)
+        case .libav(let decoder, let packet, let frame):
+            if var ogg {
+                defer { self.ogg = ogg }
+                try ogg.packets(in: bytes) { data throws(SnapcastError) in
+                    try decodePacket(data, decoder: decoder, packet: packet, frame: frame)
+                }
+            } else {
+                // FLAC chunks may hold several frames: libavcodec consumes a packet frame by frame.
+                try decodePacket(bytes, decoder: decoder, packet: packet, frame: frame)
+            }
+        }
+    }
+
+    private func decodePacket(
+        _ bytes: UnsafeRawBufferPointer, decoder: DecoderHandle, packet: PacketHandle, frame: FrameHandle
+    ) throws(SnapcastError) {
+        guard !bytes.isEmpty else { return }
+        // libavcodec reads up to 64 bytes past a packet's end: decode from a padded copy.
+        let padded = bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
+        if packetBytes.count < padded { packetBytes = [UInt8](repeating: 0, count: padded) }
+        packetBytes.withUnsafeMutableBytes { target in
+            target.copyMemory(from: bytes)
+            for index in bytes.count..<padded { target[index] = 0 }
+        }
+        // The packet points into packetBytes only until send returns: libavcodec copies an unowned packet.
+        let sent = packetBytes.withUnsafeMutableBytes { target in
+            packet.packet.pointee.data = target.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            packet.packet.pointee.size = Int32(bytes.count)
+            defer {
+                packet.packet.pointee.data = nil
+                packet.packet.pointee.size = 0
+            }
+            return Result<Void, CodecError> { () throws(CodecError) in try decoder.send(packet) }
+        }
+        do throws(CodecError) {
+            try sent.get()
+        } catch {
+            throw SnapcastError(.badChunk, "\(codec): \(error.message)")
+        }
+        while true {
+            let got: Bool
+            do throws(CodecError) {
+                got = try decoder.receive(into: frame)
+            } catch {
+                throw SnapcastError(.badChunk, "\(codec): \(error.message)")
+            }
+            guard got else { return }
+            defer { av_frame_unref(frame.frame) }
+            try append(frame.frame)
+        }
+    }
+
+    /// Appends a decoded frame as interleaved 16-bit samples.
+    private func append(_ frame: UnsafeMutablePointer<AVFrame>) throws(SnapcastError) {
+        let frames = Int(frame.pointee.nb_samples)
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        guard frames > 0 else { return }
+        guard channels == format.channels, Int(frame.pointee.sample_rate) == format.rate else {
+            throw SnapcastError(.badChunk, "\(codec) changed to \(channels) channels at \(frame.pointee.sample_rate) Hz mid-stream")
+        }
+        guard let data = frame.pointee.extended_data, let first = data[0] else {
+            throw SnapcastError(.badChunk, "a decoded frame without data")
+        }
+        let count = frames * channels
+        try reserve(count)
+        let sampleFormat = frame.pointee.format
+        output.withUnsafeMutableBufferPointer { out in
+            let target = out.baseAddress! + outputCount
+            if sampleFormat == AV_SAMPLE_FMT_S16.rawValue {
+                // FLAC at 16 bits, the common case: already what the stream takes.
+                target.update(from: UnsafeRawPointer(first).assumingMemoryBound(to: Int16.self), count: count)
+            } else if sampleFormat == AV_SAMPLE_FMT_S16P.rawValue {
+                for channel in 0..<channels {
+                    let plane = UnsafeRawPointer(data[channel]!).assumingMemoryBound(to: Int16.self)
+                    for index in 0..<frames { target[index * channels + channel] = plane[index] }
+                }
+            }
+        }
+        if sampleFormat != AV_SAMPLE_FMT_S16.rawValue, sampleFormat != AV_SAMPLE_FMT_S16P.rawValue {
+            if floats.count < count { floats = [Float](repeating: 0, count: count) }
+            let converted = floats.withUnsafeMutableBufferPointer { target in
+                SampleInterleaver.interleave(data, format: sampleFormat, frames: frames, channels: channels, into: target)
+            }
+            guard converted else { throw SnapcastError(.badChunk, "\(codec) decoded to an unsupported sample format") }
+            encodeFloats(count)
+        }
+        outputCount += count
+    }
+
+    private func appendPCM(_ bytes: UnsafeRawBufferPointer, format sampleFormat: SampleFormat) throws(SnapcastError) {
+        let count = bytes.count / sampleFormat.bytesPerSample
+        guard count % format.channels == 0 else { throw SnapcastError(.badChunk, "a pcm chunk of partial frames") }
+        try reserve(count)
+        if sampleFormat == .s16le {
+            output.withUnsafeMutableBytes { out in
+                UnsafeMutableRawBufferPointer(rebasing: out[0..<(count * 2)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<(count * 2)]))
+            }
+        } else {
+            if floats.count < count { floats = [Float](repeating: 0, count: count) }
+            _ = floats.withUnsafeMutableBufferPointer { SampleConversion.decode(bytes, format: sampleFormat, into: $0) }
+            encodeFloats(count)
+        }
+        outputCount += count
+    }
+
+    /// Converts `count` floats at the start of `floats` to 16-bit samples after those already decoded.
+    private func encodeFloats(_ count: Int) {
+        let start = outputCount
+        floats.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBytes { out in
+                _ = SampleConversion.encode(
+                    UnsafeBufferPointer(rebasing: source[0..<count]), format: .s16le,
+                    into: UnsafeMutableRawBufferPointer(rebasing: out[(start * 2)...]))
+            }
+        }
+    }
+
+    private func reserve(_ count: Int) throws(SnapcastError) {
+        let needed = outputCount + count
+        guard needed <= Self.maximumChunkFrames * format.channels else {
+            throw SnapcastError(.badChunk, "a chunk decodes to more than \(Self.maximumChunkFrames) frames")
+        }
+        if output.count < needed { output += [Int16](repeating: 0, count: needed - output.count) }
+    }
+
+    /// Opens a libavcodec decoder for `id` with `extradata` (the codec's header packets).
+    private static func open(_ id: AVCodecID, extradata: [UInt8], rate: Int, channels: Int) throws(SnapcastError) -> Kind {
+        var allocated = avcodec_parameters_alloc()
+        defer { avcodec_parameters_free(&allocated) }
+        guard let parameters = allocated else { throw SnapcastError(.badCodecHeader, "out of memory") }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
+        parameters.pointee.codec_id = id
+        if rate > 0 { parameters.pointee.sample_rate = Int32(rate) }
+        if channels > 0 { av_channel_layout_default(&parameters.pointee.ch_layout, Int32(channels)) }
+        if !extradata.isEmpty {
+            // libav owns and frees extradata: it must come from av_malloc, padded.
+            guard let copy = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                throw SnapcastError(.badCodecHeader, "out of memory")
+            }
+            extradata.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: extradata.count) }
+            parameters.pointee.extradata = copy.assumingMemoryBound(to: UInt8.self)
+            parameters.pointee.extradata_size = Int32(extradata.count)
+        }
+        do throws(CodecError) {
+            return .libav(try DecoderHandle(parameters: parameters), try PacketHandle(), try FrameHandle())
+        } catch {
+            throw SnapcastError(.badCodecHeader, error.message)
+        }
+    }
+
+    /// Vorbis header packets as libavcodec's extradata: a count, Xiph-laced sizes, the packets.
+    static func xiphLaced(_ packets: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(packets.count - 1)]
+        for packet in packets.dropLast() {
+            bytes += [UInt8](repeating: 255, count: packet.count / 255) + [UInt8(packet.count % 255)]
+        }
+        return packets.reduce(into: bytes) { $0 += $1 }
+    }
+}
