@@ -22,7 +22,7 @@ struct ContainerScanTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try FFmpegTool.probeStream(path: path)
-        let output = try FFmpegTool.run("ffmpeg", ["-v", "error", "-i", path, "-ar", "16000", "-f", "s16le", "-"])
+        let output = try FFmpegTool.output(["ffmpeg", "-v", "error", "-i", path, "-ar", "16000", "-f", "s16le", "-"])
         return output.count / 2
     }
 
@@ -87,7 +87,7 @@ struct ContainerScanTests {
         let path = NSTemporaryDirectory() + "audiogate-scan-\(UUID().uuidString).flac"
         try Data(kept).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let probe = try FFmpegTool.run("ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path])
+        let probe = try FFmpegTool.output(["ffprobe", "-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path])
         #expect(String(decoding: probe, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "\(scan.samples)")
     }
 

@@ -108,7 +108,7 @@ struct G711Tests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let stream = try FFmpegTool.probeStream(path: path)
         #expect(stream["codec_name"] as? String == (format == .mulaw ? "pcm_mulaw" : "pcm_alaw"))
-        let decoded = try FFmpegTool.decode(path: path)
+        let decoded = try FFmpegTool.decode(path)
         #expect(decoded.rate == 8000 && decoded.channels == 1 && decoded.samples.count == 8000)
         let sameSamples = decoded.samples.elementsEqual(SampleConversion.decode(Array(file[44...]), format: format))
         #expect(sameSamples)

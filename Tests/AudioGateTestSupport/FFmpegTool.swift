@@ -1,82 +1,94 @@
 import Foundation
+import Synchronization
 
-/// Runs the real ffmpeg and ffprobe on test audio: the reference a test compares the server's bytes with.
+/// ffmpeg and ffprobe as independent judges of what the server encoded.
 public enum FFmpegTool {
-    /// ffmpeg or ffprobe exited with an error.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
 
-    /// Runs `ffmpeg -v error -y <arguments>` where the literal `INPUT` and `OUTPUT` arguments stand for
-    /// temporary files holding `input` and what ffmpeg writes; answers the output bytes.
-    public static func convert(_ input: [UInt8], arguments: [String], outputExtension: String = "raw") throws -> [UInt8] {
-        let directory = FileManager.default.temporaryDirectory
-        let stem = "audiogate-ffmpeg-\(getpid())-\(UUID().uuidString)"
-        let inputURL = directory.appendingPathComponent(stem + ".in")
-        let outputURL = directory.appendingPathComponent(stem + ".out.\(outputExtension)")
-        defer {
-            try? FileManager.default.removeItem(at: inputURL)
-            try? FileManager.default.removeItem(at: outputURL)
-        }
-        try Data(input).write(to: inputURL)
-        let substituted = arguments.map { $0 == "INPUT" ? inputURL.path : $0 == "OUTPUT" ? outputURL.path : $0 }
-        _ = try run("ffmpeg", ["-v", "error", "-y"] + substituted)
-        return Array(try Data(contentsOf: outputURL))
+    /// Decoded audio: interleaved float samples at the stream's own rate and channel count.
+    public struct Decoded: Sendable {
+        public var samples: [Float]
+        public var rate: Int
+        public var channels: Int
+
+        /// Frames decoded.
+        public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+        /// Seconds decoded.
+        public var seconds: Double { rate > 0 ? Double(frames) / Double(rate) : 0 }
+        /// The first channel.
+        public var mono: [Float] { Signal.channel(samples, channels: channels, index: 0) }
     }
 
-    /// Decodes a file of any format ffmpeg reads to interleaved Float samples at its own rate;
-    /// answers them with the rate and channel count ffprobe reports.
-    public static func decode(path: String) throws -> (samples: [Float], rate: Int, channels: Int) {
-        let stream = try probeStream(path: path)
+    /// Writes `bytes` to a temporary file named with `fileExtension`, runs `body`, removes the file.
+    public static func withFile<T>(_ bytes: [UInt8], fileExtension: String, _ body: (String) throws -> T) throws -> T {
+        let path = NSTemporaryDirectory() + "audiogate-encoded-\(getpid())-\(UUID().uuidString).\(fileExtension)"
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw Failure(description: "cannot write \(path)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try body(path)
+    }
+
+    /// ffprobe's `-show_streams -show_format` of the file, as JSON; throws when ffprobe rejects it.
+    public static func probe(_ path: String) throws -> [String: Any] {
+        let (status, output, errors) = run(["ffprobe", "-v", "error", "-of", "json", "-show_streams", "-show_format", path])
+        guard status == 0, let json = try? JSONSerialization.jsonObject(with: output) as? [String: Any] else {
+            throw Failure(description: "ffprobe \(path): \(String(decoding: errors, as: UTF8.self))")
+        }
+        return json
+    }
+
+    /// The first audio stream of `probe`.
+    public static func audioStream(_ probe: [String: Any]) -> [String: Any] {
+        let streams = probe["streams"] as? [[String: Any]] ?? []
+        return streams.first { $0["codec_type"] as? String == "audio" } ?? [:]
+    }
+
+    /// Decodes the file with ffmpeg (`-xerror`: any decoding error fails) to float at its own rate.
+    public static func decode(_ path: String) throws -> Decoded {
+        let stream = audioStream(try probe(path))
         let rate = Int(stream["sample_rate"] as? String ?? "") ?? 0
         let channels = stream["channels"] as? Int ?? 0
-        let output = try run("ffmpeg", ["-v", "error", "-i", path, "-f", "f32le", "-acodec", "pcm_f32le", "-"])
-        let samples = output.withUnsafeBytes { raw in
-            (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
-        }
-        return (samples, rate, channels)
+        guard rate > 0, channels > 0 else { throw Failure(description: "ffprobe found no audio stream in \(path)") }
+        let (status, output, errors) = run(["ffmpeg", "-v", "error", "-xerror", "-i", path, "-f", "f32le", "-acodec", "pcm_f32le", "-"])
+        guard status == 0 else { throw Failure(description: "ffmpeg \(path): \(String(decoding: errors, as: UTF8.self))") }
+        let samples = output.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        return Decoded(samples: samples, rate: rate, channels: channels)
     }
 
-    /// ffprobe's description of a file's first audio stream (`codec_name`, `sample_rate`, `channels`, ...);
-    /// throws when ffprobe finds no valid audio stream.
-    public static func probeStream(path: String) throws -> [String: Any] {
-        let output = try run("ffprobe", ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", path])
-        guard let object = try JSONSerialization.jsonObject(with: Data(output)) as? [String: Any],
-            let streams = object["streams"] as? [[String: Any]], let audio = streams.first(where: { $0["codec_type"] as? String == "audio" })
-        else { throw Failure(description: "ffprobe found no audio stream in \(path)") }
-        return audio
+    /// Decodes bytes of a file of type `fileExtension`.
+    public static func decode(_ bytes: [UInt8], fileExtension: String) throws -> Decoded {
+        try withFile(bytes, fileExtension: fileExtension) { try decode($0) }
     }
 
-    /// Runs a tool from PATH; answers its standard output, throws with its standard error on failure.
-    /// Both go through files, so a large output cannot fill a pipe and block the tool.
-    @discardableResult
-    public static func run(_ tool: String, _ arguments: [String]) throws -> [UInt8] {
-        let directory = FileManager.default.temporaryDirectory
-        let stem = "audiogate-\(tool)-\(getpid())-\(UUID().uuidString)"
-        let outURL = directory.appendingPathComponent(stem + ".stdout")
-        let errURL = directory.appendingPathComponent(stem + ".stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
+    /// Runs a command, returning its status, standard output and standard error.
+    public static func run(_ arguments: [String]) -> (Int32, Data, Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitByPolling()
-        try out.close()
-        try err.close()
-        guard process.terminationStatus == 0 else {
-            let message = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")): \(message)")
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            return (127, Data(), Data("\(error)".utf8))
         }
-        return Array(try Data(contentsOf: outURL))
+        // Read both pipes while the process runs, so neither fills up and blocks it.
+        let errorData = Mutex(Data())
+        let done = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            done.signal()
+        }
+        reader.start()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitByPolling()
+        done.wait()
+        return (process.terminationStatus, data, errorData.withLock { $0 })
     }
 }

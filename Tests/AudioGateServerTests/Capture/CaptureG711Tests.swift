@@ -63,7 +63,7 @@ struct CaptureG711Tests {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             defer { try? FileManager.default.removeItem(atPath: path) }
             #expect(try FFmpegTool.probeStream(path: path)["codec_name"] as? String == "pcm_alaw")
-            let decoded = try FFmpegTool.decode(path: path)
+            let decoded = try FFmpegTool.decode(path)
             #expect(decoded.rate == 8000 && decoded.channels == 1 && decoded.samples.count == 16000)
             let frequency = Goertzel.dominantFrequency(Array(decoded.samples.dropFirst(4000)), rate: 8000, near: CaptureTonePlayer.frequency)
             #expect(abs(frequency - CaptureTonePlayer.frequency) < 1)
