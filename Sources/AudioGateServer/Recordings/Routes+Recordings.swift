@@ -41,10 +41,12 @@ extension AudioGateServer {
         }
         router.get("/v1/recordings/:id/segments/:file") { request, context in
             let file = try context.parameters.require("file")
-            guard file.hasSuffix(".wav"), let index = Int(file.dropLast(4)), index >= 0, file.count <= 12 else {
-                throw APIError(.notFound, "segments are named <n>.wav, counting from 0")
+            let stem = file.prefix { $0 != "." }
+            guard let index = Int(stem), index >= 0, stem.count <= 8, file.count > stem.count + 1 else {
+                throw APIError(.notFound, "segments are named <n>.wav (<n>.flac or <n>.opus in those codecs), counting from 0")
             }
-            let download = try service.segment(context.parameters.require("id"), index: index)
+            let download = try service.segment(
+                context.parameters.require("id"), index: index, fileExtension: String(file.dropFirst(stem.count + 1)))
             return try SegmentResponse.make(download, range: request.headers[.range])
         }
     }
