@@ -87,24 +87,35 @@ struct RecordingCrashTests {
         try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
         let data = RecordingFixtures.temporaryDirectory("crash-\(codec)")
         let port = 20000 + Int(getpid() % 20000) + (codec == "flac" ? 1 : 2)
+        let player = try CaptureTonePlayer()
+        defer { player.stop() }
         let first = try await Self.serve(port: port, data: data)
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
         let created = try Curl.request(
             port: port, path: "/v1/recordings", method: "POST", body: #"{"segment_seconds":3,"codec":"\#(codec)"}"#)
         #expect(created.status == 201, "\(created.body)")
         let id = try #require(Self.json(created.body)["id"] as? String)
         #expect(Self.json(created.body)["codec"] as? String == codec)
         // A whole first segment, then more than one Ogg page (1 s) of the second.
-        try await Task.sleep(for: .seconds(5.5))
+        var live: [[String: Any]] = []
+        var asked = Date.distantPast
+        let reached = await Poll.until(seconds: 20) {
+            // One request each 200 ms: the poll itself must not load the machine under test.
+            guard Date().timeIntervalSince(asked) > 0.2 else { return false }
+            asked = Date()
+            live = Self.json((try? Curl.request(port: port, path: "/v1/recordings/\(id)").body) ?? "").objects("segments")
+            return live.count == 2 && (live[1].int("frames") ?? 0) >= 30000
+        }
+        try #require(reached != nil, "the recording did not reach 1.9 s into its second segment")
 
         // The open segment is readable while it is written, up to its last whole frame or page.
-        let live = Self.json(try Curl.request(port: port, path: "/v1/recordings/\(id)").body).objects("segments")
         let open = try #require(live.last)
         #expect(open["complete"] as? Bool == false && (open["url"] as? String)?.hasSuffix(".\(codec)") == true)
         let partial = data + "/partial.\(codec)"
         let fetched = TestCard.run("curl", "-sf", "-o", partial, "http://127.0.0.1:\(port)\(open["url"] as? String ?? "")")
         #expect(fetched == 0)
         let partialSamples = try FFmpegTool.decode(partial)
-        #expect(partialSamples.samples.count > 0, "the open segment decodes to nothing")
+        #expect(partialSamples.samples.count > partialSamples.rate / 2, "the open segment decodes to \(partialSamples.samples.count) samples")
         kill(first.processIdentifier, SIGKILL)
         first.waitByPolling()
 
@@ -137,6 +148,8 @@ struct RecordingCrashTests {
             let frames = segment.int("frames") ?? 0
             let expected = codec == "flac" ? frames : frames * 3
             #expect(abs(decoded.samples.count - expected) <= 3, "segment \(segment["index"] ?? "-"): decoded \(decoded.samples.count), listed \(frames)")
+            let pitch = Goertzel.dominantFrequency(Array(decoded.samples.suffix(decoded.rate / 2)), rate: decoded.rate, near: CaptureTonePlayer.frequency)
+            #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "segment \(segment["index"] ?? "-"): pitch \(pitch) Hz")
         }
     }
 }
