@@ -34,7 +34,9 @@ struct RecordingCodecTests {
     }
 
     /// A writer on a fresh store: segments of 16 kHz mono in `codec`.
-    static func writer(_ codec: RecordingCodec, segmentSeconds: Int = 1) throws -> (RecordingWriter, RecordingStore) {
+    static func writer(_ codec: RecordingCodec, segmentSeconds: Int = 1, quota: DiskQuota = DiskQuota(limitMegabytes: 0)) throws
+        -> (RecordingWriter, RecordingStore)
+    {
         let store = try RecordingStore(dataDirectory: RecordingFixtures.temporaryDirectory(codec.rawValue), logger: TestServer.logger)
         let request = try RecordingRequest(json: Data(#"{"codec":"\#(codec.rawValue)","segment_seconds":\#(segmentSeconds)}"#.utf8))
         let id = RecordingID.make()
@@ -43,7 +45,7 @@ struct RecordingCodecTests {
             id: id, name: nil, state: .recording, rate: 16000, channels: 1, format: request.format.sampleFormat.rawValue,
             segmentSeconds: segmentSeconds, maxSeconds: nil, startedAt: Timestamp.format(Date()), endedAt: nil, frames: 0, bytes: 0,
             segments: [], gaps: [], failure: nil, stopReason: nil, codec: codec, bitrate: request.bitrate)
-        return (RecordingWriter(info: info, request: request, store: store, quota: DiskQuota(limitMegabytes: 0)), store)
+        return (RecordingWriter(info: info, request: request, store: store, quota: quota), store)
     }
 
     /// Writes `samples` (16 kHz mono) in 100 ms chunks.
@@ -151,5 +153,41 @@ struct RecordingCodecTests {
         #expect(abs(decoded.count - last.frames) <= 1, "decoded \(decoded.count), listed \(last.frames)")
         let pitch = Goertzel.dominantFrequency(Array(decoded.dropFirst(800)), rate: 16000, near: 440)
         #expect(abs(pitch - 440) < 1)
+    }
+
+    @Test("the disk quota counts the bytes FLAC and Opus files really take", arguments: [RecordingCodec.flac, .opus])
+    func quotaCountsFiles(codec: RecordingCodec) throws {
+        let quota = DiskQuota(limitMegabytes: 0)
+        let (writer, store) = try Self.writer(codec, quota: quota)
+        try Self.feed(writer, Signal.sine(frequency: 440, rate: 16000, seconds: 2.5, amplitude: 0.3), format: codec == .flac ? .s16le : .f32le)
+        writer.finish(.stopped, stopReason: "request")
+        let info = writer.info
+        let onDisk = try info.segments.reduce(0) { total, segment in
+            total + (try FileManager.default.attributesOfItem(atPath: store.path(of: info.id, file: segment.file))[.size] as? Int ?? 0)
+        }
+        #expect(info.bytes == onDisk)
+        #expect(quota.usedBytes == onDisk)
+    }
+
+    @Test("the disk cap fails a FLAC recording with disk_limit, within the cap")
+    func flacDiskLimit() throws {
+        let quota = DiskQuota(limitMegabytes: 1)
+        let (writer, _) = try Self.writer(.flac, segmentSeconds: 10, quota: quota)
+        // Noise hardly compresses: about 30 s of it fills 1 MB.
+        var generator = SeededGenerator(seed: 9)
+        let noise = (0..<(16000 * 60)).map { _ in Float(Int64(bitPattern: generator.next()) >> 40) / Float(1 << 23) * 0.5 }
+        var failure: RecordingError?
+        do {
+            try Self.feed(writer, noise, format: .s16le)
+        } catch let error as RecordingError {
+            failure = error
+        }
+        #expect(failure?.code == .diskLimit)
+        #expect(quota.usedBytes <= 1 << 20)
+        writer.finish(.stopped, failure: failure)
+        #expect(writer.info.state == .failed)
+        #expect(writer.info.failure?.code == "disk_limit")
+        #expect(quota.usedBytes <= 1 << 20)
+        #expect(writer.info.frames > 16000 * 20)
     }
 }
