@@ -269,7 +269,7 @@ public final class RecordingService: Service, Sendable {
 
     // MARK: - Helpers
 
-    private func availableStore() throws(APIError) -> RecordingStore {
+    func availableStore() throws(APIError) -> RecordingStore {
         switch store {
         case .success(let store): return store
         case .failure(let error): throw APIError(.unavailable, "recordings are unavailable: \(error.message)")

@@ -1,0 +1,29 @@
+import AudioGateCore
+
+extension RecordingService {
+    /// The timeline of a recording (every segment, silence where it has none), or of one segment,
+    /// to convert to `kind`.
+    func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) throws(APIError) -> RecordingExport {
+        let store = try availableStore()
+        let info = try info(id)
+        var parts: [RecordingExport.Part] = []
+        if let index {
+            guard info.segments.indices.contains(index) else {
+                throw APIError(.notFound, "recording \(id) has no segment \(index)")
+            }
+            let segment = info.segments[index]
+            parts = [.wav(path: store.path(of: id, file: segment.file), frames: segment.frames)]
+        } else {
+            var frame = 0
+            for segment in info.segments.sorted(by: { $0.startFrame < $1.startFrame }) {
+                if segment.startFrame > frame { parts.append(.silence(frames: segment.startFrame - frame)) }
+                parts.append(.wav(path: store.path(of: id, file: segment.file), frames: segment.frames))
+                frame = max(frame, segment.startFrame + segment.frames)
+            }
+            // Gaps after the last segment are silence the timeline counts too.
+            if info.frames > frame { parts.append(.silence(frames: info.frames - frame)) }
+        }
+        let base = index.map { "\(id)-\($0)" } ?? id
+        return RecordingExport(parts: parts, format: info.audioFormat, kind: kind, name: "\(base).\(kind.rawValue)")
+    }
+}
