@@ -1,7 +1,8 @@
 import CFFmpeg
 
-/// Decodes bare Opus packets (no container) one at a time to interleaved float: what a client of
-/// the `format=opus` capture WebSocket does with each binary frame.
+/// Decodes bare Opus packets (no container) one at a time to interleaved float at 48 kHz (what
+/// libavcodec's Opus decoders give whatever the encoder's rate): what a client of the
+/// `format=opus` capture WebSocket does with each binary frame.
 final class PacketDecoder {
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let packet: PacketHandle

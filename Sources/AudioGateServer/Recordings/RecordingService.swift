@@ -163,17 +163,16 @@ public final class RecordingService: Service, Sendable {
         logger.info("recording \(id) deleted", metadata: ["bytes": "\(freed)"])
     }
 
-    /// Where one segment's audio is, for a download of it as stored (`wav`, `flac`, or `opus`/`ogg`).
-    func segment(_ id: String, index: Int, fileExtension: String = "wav") throws(APIError) -> SegmentDownload {
+    /// Where one segment's audio is, for a download of it as stored: `wav`, `flac`, or `opus`/`ogg`
+    /// as the recording's codec says; nil for another extension (a conversion).
+    func storedSegment(_ id: String, index: Int, fileExtension: String) throws(APIError) -> SegmentDownload? {
         let store = try availableStore()
         let info = try recording(id).info
         guard info.segments.indices.contains(index) else {
             throw APIError(.notFound, "recording \(id) has no segment \(index)")
         }
         let codec = info.segmentCodec
-        guard fileExtension == codec.fileExtension || (codec == .opus && fileExtension == "ogg") else {
-            throw APIError(.notFound, "the segments of recording \(id) are stored as <n>.\(codec.fileExtension)")
-        }
+        guard fileExtension == codec.fileExtension || (codec == .opus && fileExtension == "ogg") else { return nil }
         let segment = info.segments[index]
         return SegmentDownload(
             path: store.path(of: id, file: segment.file), format: info.audioFormat, frames: segment.frames,
@@ -273,7 +272,7 @@ public final class RecordingService: Service, Sendable {
 
     // MARK: - Helpers
 
-    private func availableStore() throws(APIError) -> RecordingStore {
+    func availableStore() throws(APIError) -> RecordingStore {
         switch store {
         case .success(let store): return store
         case .failure(let error): throw APIError(.unavailable, "recordings are unavailable: \(error.message)")

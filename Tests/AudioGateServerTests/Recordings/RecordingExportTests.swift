@@ -1,0 +1,72 @@
+import AudioGateCore
+import AudioGateTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import AudioGateServer
+
+/// Segments and whole recordings converted on the fly, judged by ffmpeg and ffprobe.
+@Suite("recording export", .serialized)
+struct RecordingExportTests {
+    /// (extension, codec ffprobe names, lossless, one codec frame in seconds at 16 kHz)
+    static let kinds: [(String, String, Bool, Double)] = [
+        ("wav", "pcm_s16le", true, 0), ("flac", "flac", true, 0.1), ("ogg", "opus", false, 0.02),
+        ("mp3", "mp3", false, 576.0 / 16000), ("m4a", "aac", false, 1024.0 / 16000),
+    ]
+
+    static func toneLevel(_ samples: [Float], rate: Int) -> Double {
+        20 * log10(Goertzel.amplitude(samples, frequency: CaptureTonePlayer.frequency, rate: rate))
+    }
+
+    @Test("every export format of a whole recording and of a segment: length, pitch, level; m4a has moov before mdat")
+    func formats() async throws {
+        let data = RecordingFixtures.temporaryDirectory()
+        let (_, app) = TestServer.make(TestServer.configuration { $0.dataDirectory = data })
+        let player = try CaptureTonePlayer()
+        defer { player.stop() }
+        try await app.test(.live) { client in
+            let id = try await RecordingFixtures.start(client, #"{"segment_seconds":2,"max_seconds":5}"#)
+            let details = try await RecordingFixtures.waitUntilFinished(client, id, seconds: 15)
+            #expect(details.objects("segments").map { $0.int("frames") } == [32000, 32000, 16000])
+            let wav = try RecordingFixtures.readWAV(try await RecordingFixtures.segment(client, id, 1))
+            let reference = Self.toneLevel(wav.samples, rate: 16000)
+
+            for (ext, codec, lossless, frameSeconds) in Self.kinds {
+                for (path, seconds) in [("audio.\(ext)", 5.0), ("segments/1.\(ext)", 2.0)] {
+                    let response = try await client.execute(uri: "/v1/recordings/\(id)/\(path)", method: .get)
+                    #expect(response.status == .ok, "\(path)")
+                    let bytes = Array(buffer: response.body)
+                    if ext == "m4a" {
+                        let boxes = MP4Boxes.topLevel(bytes)
+                        let moov = boxes.firstIndex(of: "moov") ?? .max
+                        #expect(moov < (boxes.firstIndex(of: "mdat") ?? -1), "\(path): \(boxes)")
+                    }
+                    let decoded = try FFmpegTool.withFile(bytes, fileExtension: ext) { file in
+                        #expect(FFmpegTool.audioStream(try FFmpegTool.probe(file))["codec_name"] as? String == codec, "\(path)")
+                        return try FFmpegTool.decode(file)
+                    }
+                    // Opus decodes at 48 kHz whatever rate it was encoded at.
+                    #expect(decoded.rate == (codec == "opus" ? 48000 : 16000) && decoded.channels == 1, "\(path)")
+                    // AAC's encoder delay is listed as an edit list that ffmpeg honours; allow one frame.
+                    #expect(abs(decoded.seconds - seconds) <= max(frameSeconds, 1.0 / 16000), "\(path): \(decoded.seconds) s")
+                    let middle = Array(decoded.mono[(decoded.frames / 4)..<(decoded.frames * 3 / 4)])
+                    let pitch = Goertzel.dominantFrequency(middle, rate: decoded.rate, near: CaptureTonePlayer.frequency)
+                    #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(path): \(pitch) Hz")
+                    let level = Self.toneLevel(middle, rate: decoded.rate)
+                    #expect(abs(level - reference) <= (lossless ? 1 : 2), "\(path): \(level) dB against \(reference) dB")
+                }
+            }
+
+            for bad in ["audio.xyz", "segments/0.aiff"] {
+                let response = try await client.execute(uri: "/v1/recordings/\(id)/\(bad)", method: .get)
+                #expect(response.status == .badRequest, "\(bad)")
+                #expect((response.json["error"] as? [String: Any])?["message"] as? String ?? "" != "")
+            }
+            let missing = try await client.execute(uri: "/v1/recordings/\(id)/segments/9.ogg", method: .get)
+            #expect(missing.status == .notFound)
+        }
+    }
+}
