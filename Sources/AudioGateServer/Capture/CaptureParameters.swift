@@ -122,6 +122,9 @@ public struct CaptureParameters: Sendable, Equatable {
         }
         processing = try VoiceProcessing(query: query, format: format)
         compressed = try Self.compressed(query: query, opus: opus, container: container, format: format, chunk: chunkMilliseconds)
+        if compressed != nil, format.sampleFormat.isG711 {
+            throw .parameter("format", "\(format.sampleFormat.rawValue) is sent raw or in WAV, not with container=\(container.rawValue)")
+        }
     }
 
     /// G.711 is 8 kHz mono: the rate defaults to 8000 and no other rate or channel count is taken.

@@ -77,7 +77,7 @@ struct CaptureG711Tests {
 
     @Test("G.711 at another rate or in stereo is a 400 naming the parameter, on HTTP and WebSocket", arguments: [
         ("format=mulaw&rate=16000", "rate"), ("format=alaw&rate=48000", "rate"), ("format=mulaw&channels=2", "channels"),
-        ("format=ulaw", "format"),
+        ("format=ulaw", "format"), ("format=mulaw&container=ogg", "format"),
     ])
     func badCombinations(query: String, parameter: String) async throws {
         let (_, app) = TestServer.make()
