@@ -42,6 +42,27 @@ struct PlaybackG711Tests {
         }
     }
 
+    @Test("a body labelled audio/basic (headerless mu-law, RFC 2046) plays with no query; audio/PCMA contradicting the query is a 400")
+    func contentTypes() async throws {
+        try await PlaybackServer.live { _, client, monitor in
+            let body = SampleConversion.encode(Signal.sine(frequency: 800, rate: 8000, seconds: 0.4, amplitude: 0.5), format: .mulaw)
+            let response = try await client.execute(
+                uri: "/v1/playback?wait=true", method: .post, headers: [.contentType: "audio/basic"], body: ByteBuffer(bytes: body))
+            #expect(response.status == .ok)
+            #expect(response.json["duration_ms"] as? Int == 400)
+            let contradicting = try await client.execute(
+                uri: "/v1/playback?format=s16le", method: .post, headers: [.contentType: "audio/PCMA"], body: ByteBuffer(bytes: body))
+            #expect(contradicting.status == .badRequest)
+            #expect(((contradicting.json["error"] as? [String: Any])?["message"] as? String)?.contains("'format'") == true)
+            try await Task.sleep(for: .milliseconds(100))
+            monitor.stop()
+            let tone = try Self.heard(monitor, near: 800)
+            try SignalCheckFailure.require(abs(tone.ms - 400) < 30, "heard \(tone.ms) ms")
+            try SignalCheckFailure.require(abs(tone.pitch - 800) < 1, "pitch \(tone.pitch) Hz")
+            try SignalCheckFailure.require(abs(tone.levelDB - 20 * log10(0.5)) < 1, "level \(tone.levelDB) dBFS")
+        }
+    }
+
     @Test("an A-law WAV file (format tag 6) plays at its pitch and length")
     func postALawWAV() async throws {
         try await PlaybackServer.live { _, client, monitor in
