@@ -17,6 +17,8 @@ struct RecordingExport: Sendable {
     enum Part: Sendable {
         /// A WAV segment's samples: `frames` frames after its header.
         case wav(path: String, frames: Int)
+        /// A FLAC or Ogg Opus segment, decoded to `frames` frames (padded with silence or cut to them).
+        case encoded(path: String, codec: RecordingCodec, frames: Int)
         /// Frames of silence (a stretch the timeline has no segment for).
         case silence(frames: Int)
     }
@@ -70,7 +72,7 @@ struct RecordingExport: Sendable {
     var totalFrames: Int {
         parts.reduce(0) { total, part in
             switch part {
-            case .wav(_, let frames), .silence(let frames): total + frames
+            case .wav(_, let frames), .encoded(_, _, let frames), .silence(let frames): total + frames
             }
         }
     }
@@ -172,6 +174,7 @@ final class PartReader: @unchecked Sendable {
     private var index = 0
     private var offsetFrames = 0
     private var file: FileDescriptorBox?
+    private var decoder: SegmentDecoder?
 
     init(parts: [RecordingExport.Part], format: AudioFormat) {
         self.parts = parts
@@ -198,6 +201,15 @@ final class PartReader: @unchecked Sendable {
                 }
                 offsetFrames += count
                 return bytes
+            case .encoded(let path, let codec, let total):
+                let count = min(frames, total - offsetFrames)
+                if count <= 0 { advance(); continue }
+                if decoder == nil { decoder = try SegmentDecoder(path: path, codec: codec, format: format) }
+                var samples = try decoder!.next(count)
+                // The listed length rules: a decoder short by its last frame is made up with silence.
+                if samples.count < count * format.channels { samples += [Float](repeating: 0, count: count * format.channels - samples.count) }
+                offsetFrames += count
+                return SampleConversion.encode(samples, format: format.sampleFormat)
             }
         }
         return nil
@@ -212,6 +224,7 @@ final class PartReader: @unchecked Sendable {
         index += 1
         offsetFrames = 0
         file = nil
+        decoder = nil
     }
 }
 

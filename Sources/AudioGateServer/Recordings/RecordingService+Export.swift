@@ -6,25 +6,18 @@ extension RecordingService {
     func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) throws(APIError) -> RecordingExport {
         let store = try availableStore()
         let info = try info(id)
-        guard info.segmentCodec == .wav else {
-            // Conversions read PCM from WAV segments; FLAC and Opus segments download as stored.
-            let stored = info.segmentCodec.fileExtension
-            throw .parameter(
-                "extension",
-                "recording \(id) is stored as \(info.segmentCodec.rawValue): download its segments as <n>.\(stored); converting it is not offered")
-        }
         var parts: [RecordingExport.Part] = []
         if let index {
             guard info.segments.indices.contains(index) else {
                 throw APIError(.notFound, "recording \(id) has no segment \(index)")
             }
             let segment = info.segments[index]
-            parts = [.wav(path: store.path(of: id, file: segment.file), frames: segment.frames)]
+            parts = [Self.part(info, segment, store: store)]
         } else {
             var frame = 0
             for segment in info.segments.sorted(by: { $0.startFrame < $1.startFrame }) {
                 if segment.startFrame > frame { parts.append(.silence(frames: segment.startFrame - frame)) }
-                parts.append(.wav(path: store.path(of: id, file: segment.file), frames: segment.frames))
+                parts.append(Self.part(info, segment, store: store))
                 frame = max(frame, segment.startFrame + segment.frames)
             }
             // Gaps after the last segment are silence the timeline counts too.
@@ -32,5 +25,14 @@ extension RecordingService {
         }
         let base = index.map { "\(id)-\($0)" } ?? id
         return RecordingExport(parts: parts, format: info.audioFormat, kind: kind, name: "\(base).\(kind.rawValue)")
+    }
+
+    /// A segment as the export reads it: WAV samples as stored, FLAC and Opus decoded.
+    private static func part(_ info: RecordingInfo, _ segment: RecordingInfo.Segment, store: RecordingStore) -> RecordingExport.Part {
+        let path = store.path(of: info.id, file: segment.file)
+        switch info.segmentCodec {
+        case .wav: return .wav(path: path, frames: segment.frames)
+        case .flac, .opus: return .encoded(path: path, codec: info.segmentCodec, frames: segment.frames)
+        }
     }
 }

@@ -190,4 +190,29 @@ struct RecordingCodecTests {
         #expect(quota.usedBytes <= 1 << 20)
         #expect(writer.info.frames > 16000 * 20)
     }
+
+    @Test("export reads FLAC and Opus segments decoded: the listed frames at the recording's rate, FLAC bit-exact", arguments: [RecordingCodec.flac, .opus])
+    func exportDecodes(codec: RecordingCodec) throws {
+        let (writer, store) = try Self.writer(codec)
+        let samples = Signal.sine(frequency: 440, rate: 16000, seconds: 2.5, amplitude: 0.3).map { Float(Int($0 * 32768)) / 32768 }
+        try Self.feed(writer, samples, format: codec == .flac ? .s16le : .f32le)
+        writer.finish(.stopped, stopReason: "request")
+        let info = writer.info
+        let parts = info.segments.map { RecordingExport.Part.encoded(path: store.path(of: info.id, file: $0.file), codec: codec, frames: $0.frames) }
+        let reader = PartReader(parts: parts, format: info.audioFormat)
+        var decoded: [Float] = []
+        while let block = try reader.nextSamples(RecordingExport.blockFrames) { decoded += block }
+        #expect(decoded.count == 40000)
+        if codec == .flac {
+            let exact = decoded.elementsEqual(samples)
+            #expect(exact, "FLAC export differs from what was recorded")
+        } else {
+            for second in 0..<2 {
+                let steady = Array(decoded[(second * 16000 + 800)..<((second + 1) * 16000)])
+                let pitch = Goertzel.dominantFrequency(steady, rate: 16000, near: 440)
+                let level = 20 * log10(Goertzel.amplitude(steady, frequency: 440, rate: 16000) / 0.3)
+                #expect(abs(pitch - 440) < 1 && abs(level) < 2, "second \(second): \(pitch) Hz, \(level) dB")
+            }
+        }
+    }
 }
