@@ -87,6 +87,7 @@ public struct CaptureParameters: Sendable, Equatable {
             }
             format.sampleFormat = sampleFormat
         }
+        try checkG711(query: query)
         if let text = query["chunk_ms"] {
             guard let chunk = Int(text), ClientFormats.chunkMilliseconds.contains(chunk) else {
                 let range = ClientFormats.chunkMilliseconds
@@ -121,6 +122,18 @@ public struct CaptureParameters: Sendable, Equatable {
         }
         processing = try VoiceProcessing(query: query, format: format)
         compressed = try Self.compressed(query: query, opus: opus, container: container, format: format, chunk: chunkMilliseconds)
+    }
+
+    /// G.711 is 8 kHz mono: the rate defaults to 8000 and no other rate or channel count is taken.
+    private mutating func checkG711(query: [String: String]) throws(APIError) {
+        guard format.sampleFormat.isG711 else { return }
+        if query["rate"] == nil { format.rate = ClientFormats.g711Rate }
+        guard format.rate == ClientFormats.g711Rate else {
+            throw .parameter("rate", "8000 (or left out) with format=\(format.sampleFormat.rawValue): G.711 is 8 kHz")
+        }
+        guard format.channels == 1 else {
+            throw .parameter("channels", "1 with format=\(format.sampleFormat.rawValue): G.711 is mono")
+        }
     }
 
     /// Frames per chunk: `chunk_ms` rounded to whole frames (11025 Hz at 10 ms gives 110 frames).

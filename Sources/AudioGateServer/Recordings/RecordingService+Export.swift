@@ -6,6 +6,13 @@ extension RecordingService {
     func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) throws(APIError) -> RecordingExport {
         let store = try availableStore()
         let info = try info(id)
+        guard info.segmentCodec == .wav else {
+            // Conversions read PCM from WAV segments; FLAC and Opus segments download as stored.
+            let stored = info.segmentCodec.fileExtension
+            throw .parameter(
+                "extension",
+                "recording \(id) is stored as \(info.segmentCodec.rawValue): download its segments as <n>.\(stored); converting it is not offered")
+        }
         var parts: [RecordingExport.Part] = []
         if let index {
             guard info.segments.indices.contains(index) else {

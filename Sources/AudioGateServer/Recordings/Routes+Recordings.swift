@@ -42,13 +42,17 @@ extension AudioGateServer {
         router.get("/v1/recordings/:id/segments/:file") { request, context in
             let file = try context.parameters.require("file")
             let stem = String(file.prefix { $0 != "." })
-            guard let index = Int(stem), index >= 0, stem.count <= 8, let kind = try RecordingExport.Kind.parse(file, base: stem)
-            else {
+            guard let index = Int(stem), index >= 0, stem.count <= 8, file.count > stem.count + 1 else {
                 throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
             }
             let id = try context.parameters.require("id")
-            guard kind == .wav else { return try service.export(id, segment: index, kind: kind).response() }
-            let download = try service.segment(id, index: index)
+            // The file as stored when the extension is its own; otherwise a conversion.
+            guard let download = try service.storedSegment(id, index: index, fileExtension: String(file.dropFirst(stem.count + 1))) else {
+                guard let kind = try RecordingExport.Kind.parse(file, base: stem) else {
+                    throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
+                }
+                return try service.export(id, segment: index, kind: kind).response()
+            }
             return try SegmentResponse.make(download, range: request.headers[.range])
         }
         router.get("/v1/recordings/:id/:file") { _, context in
