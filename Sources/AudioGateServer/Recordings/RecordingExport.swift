@@ -19,6 +19,8 @@ struct RecordingExport: Sendable {
         case wav(path: String, frames: Int)
         /// Frames of silence (a stretch the timeline has no segment for).
         case silence(frames: Int)
+        /// A FLAC or Ogg Opus segment: its first `bytes` bytes decode to `frames` frames.
+        case encoded(path: String, frames: Int, bytes: Int, container: AudioContainer)
     }
 
     /// The file types offered, by extension.
@@ -70,7 +72,7 @@ struct RecordingExport: Sendable {
     var totalFrames: Int {
         parts.reduce(0) { total, part in
             switch part {
-            case .wav(_, let frames), .silence(let frames): total + frames
+            case .wav(_, let frames), .silence(let frames), .encoded(_, let frames, _, _): total + frames
             }
         }
     }
@@ -88,6 +90,9 @@ struct RecordingExport: Sendable {
             .contentType: encoding?.contentType ?? kind.contentType,
             .contentDisposition: "attachment; filename=\"\(name)\"",
         ]
+        if parts.contains(where: { if case .encoded = $0 { true } else { false } }) {
+            return Response(status: .ok, headers: headers, body: fileBody(decoding: true))
+        }
         switch kind {
         case .wav: return Response(status: .ok, headers: headers, body: wavBody())
         case .m4a, .mp3: return Response(status: .ok, headers: headers, body: fileBody())
@@ -130,7 +135,7 @@ struct RecordingExport: Sendable {
     /// M4A and MP3: muxed whole into a temporary file, then sent. M4A's index moves to the front
     /// at the end; MP3's LAME tag is rewritten with the encoder's delay and padding, so decoders
     /// give back exactly the recording's length.
-    private func fileBody() -> ResponseBody {
+    private func fileBody(decoding: Bool = false) -> ResponseBody {
         let parts = parts
         let format = format
         let encoding = encoding!
@@ -138,9 +143,12 @@ struct RecordingExport: Sendable {
             let path = NSTemporaryDirectory() + "audiogate-export-\(UUID().uuidString).\(encoding.container.fileExtension)"
             let file: FileDescriptorBox
             do {
+                if decoding { try await CompressedExport.encode(parts, format: format, encoding: encoding, path: path) }
                 file = try await NIOThreadPool.singleton.runIfActive { () throws -> FileDescriptorBox in
-                    let job = try ExportJob(parts: parts, format: format, encoding: encoding, path: path)
-                    while try !job.step().done {}
+                    if !decoding {
+                        let job = try ExportJob(parts: parts, format: format, encoding: encoding, path: path)
+                        while try !job.step().done {}
+                    }
                     let file = try FileDescriptorBox(path: path)
                     // Open, the file needs no name: it goes when the last reference to it does.
                     unlink(path)
@@ -188,6 +196,8 @@ final class PartReader: @unchecked Sendable {
                 if count <= 0 { advance(); continue }
                 offsetFrames += count
                 return [UInt8](repeating: 0, count: count * format.bytesPerFrame)
+            case .encoded:
+                throw APIError(.internalError, "a compressed segment reached the PCM reader")
             case .wav(let path, let total):
                 let count = min(frames, total - offsetFrames)
                 if count <= 0 { advance(); continue }

@@ -6,12 +6,21 @@ extension RecordingService {
     func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) throws(APIError) -> RecordingExport {
         let store = try availableStore()
         let info = try info(id)
-        guard info.segmentCodec == .wav else {
-            // Conversions read PCM from WAV segments; FLAC and Opus segments download as stored.
-            let stored = info.segmentCodec.fileExtension
+        let codec = info.segmentCodec
+        if codec != .wav, kind == .wav {
+            // FLAC and Opus segments are decoded only to be encoded again; WAV of them is not written.
             throw .parameter(
                 "extension",
-                "recording \(id) is stored as \(info.segmentCodec.rawValue): download its segments as <n>.\(stored); converting it is not offered")
+                "recording \(id) is stored as \(codec.rawValue): download its segments as <n>.\(codec.fileExtension), or convert to flac, ogg, mp3 or m4a")
+        }
+        // A segment as the timeline lists it: WAV samples, or a FLAC or Ogg Opus file to decode.
+        func part(_ segment: RecordingInfo.Segment) -> RecordingExport.Part {
+            let path = store.path(of: id, file: segment.file)
+            switch codec {
+            case .wav: return .wav(path: path, frames: segment.frames)
+            case .flac: return .encoded(path: path, frames: segment.frames, bytes: segment.bytes ?? 0, container: .flac)
+            case .opus: return .encoded(path: path, frames: segment.frames, bytes: segment.bytes ?? 0, container: .ogg)
+            }
         }
         var parts: [RecordingExport.Part] = []
         if let index {
@@ -19,12 +28,12 @@ extension RecordingService {
                 throw APIError(.notFound, "recording \(id) has no segment \(index)")
             }
             let segment = info.segments[index]
-            parts = [.wav(path: store.path(of: id, file: segment.file), frames: segment.frames)]
+            parts = [part(segment)]
         } else {
             var frame = 0
             for segment in info.segments.sorted(by: { $0.startFrame < $1.startFrame }) {
                 if segment.startFrame > frame { parts.append(.silence(frames: segment.startFrame - frame)) }
-                parts.append(.wav(path: store.path(of: id, file: segment.file), frames: segment.frames))
+                parts.append(part(segment))
                 frame = max(frame, segment.startFrame + segment.frames)
             }
             // Gaps after the last segment are silence the timeline counts too.

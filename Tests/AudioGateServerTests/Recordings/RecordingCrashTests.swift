@@ -151,13 +151,16 @@ struct RecordingCrashTests {
             let pitch = Goertzel.dominantFrequency(Array(decoded.samples.suffix(decoded.rate / 2)), rate: decoded.rate, near: CaptureTonePlayer.frequency)
             #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "segment \(segment["index"] ?? "-"): pitch \(pitch) Hz")
         }
-        // Ranges work on the stored file; conversions of a FLAC or Opus recording are refused by name.
+        // Ranges work on the stored file; the repaired recording converts (its segments decoded and
+        // encoded again); WAV of a FLAC or Opus recording is refused by name.
         let range = try Curl.request(port: port, path: "/v1/recordings/\(id)/segments/0.\(codec)", headers: ["Range: bytes=0-99"])
         #expect(range.status == 206 && range.headers.lowercased().contains("content-range: bytes 0-99/"), "\(range.headers)")
-        for path in ["segments/0.mp3", "audio.m4a"] {
-            let refused = try Curl.request(port: port, path: "/v1/recordings/\(id)/\(path)")
-            #expect(refused.status == 400 && refused.body.contains("'extension'"), "\(path): \(refused.status) \(refused.body)")
+        for (path, type) in [("segments/0.mp3", "audio/mpeg"), ("audio.m4a", "audio/mp4")] {
+            let converted = try Curl.request(port: port, path: "/v1/recordings/\(id)/\(path)")
+            #expect(converted.status == 200 && converted.headers.lowercased().contains("content-type: \(type)"), "\(path): \(converted.status) \(converted.headers)")
         }
+        let refused = try Curl.request(port: port, path: "/v1/recordings/\(id)/audio.wav")
+        #expect(refused.status == 400 && refused.body.contains("'extension'"), "audio.wav: \(refused.status) \(refused.body)")
         if codec == "opus" {
             let ogg = try Curl.request(port: port, path: "/v1/recordings/\(id)/segments/0.ogg", headers: ["Range: bytes=0-3"])
             #expect(ogg.status == 206 && ogg.body == "OggS", "\(ogg.body)")
