@@ -69,9 +69,30 @@ final class CaptureEncoders: Sendable {
         }
     }
 
+    /// The shared encoders running (not the private ones of `seconds` streams), for `/v1/status`.
+    var status: [CaptureEncoderStatus] {
+        let shared = encoders.withLock { $0 }
+        return shared.map { encoder in
+            let encoding = encoder.key.encoding
+            return CaptureEncoderStatus(
+                container: encoding.container == .packets ? "opus" : encoding.container.rawValue, codec: encoding.codec.rawValue,
+                rate: encoding.rate, channels: encoding.channels, bitrate: encoding.effectiveBitrate, clients: encoder.listenerCount)
+        }
+    }
+
     private func start(_ encoder: CaptureEncoder, hub: CaptureHub) {
         let pool = pool
         // Ends when its subscriber is closed (the last client left, or shutdown) or its limit is reached.
         Task { await encoder.run(hub: hub, pool: pool) }
     }
+}
+
+/// One shared encoder in `/v1/status` (`container` `opus`: bare packets of the WebSocket).
+struct CaptureEncoderStatus: Encodable, Equatable {
+    var container: String
+    var codec: String
+    var rate: Int
+    var channels: Int
+    var bitrate: Int?
+    var clients: Int
 }

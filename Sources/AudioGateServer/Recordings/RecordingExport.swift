@@ -17,8 +17,9 @@ struct RecordingExport: Sendable {
     enum Part: Sendable {
         /// A WAV segment's samples: `frames` frames after its header.
         case wav(path: String, frames: Int)
-        /// A FLAC or Ogg Opus segment, decoded to `frames` frames (padded with silence or cut to them).
-        case encoded(path: String, codec: RecordingCodec, frames: Int)
+        /// A FLAC or Ogg Opus segment: its first `bytes` bytes (whole frames or pages) decoded to
+        /// `frames` frames, padded with silence or cut to them.
+        case encoded(path: String, codec: RecordingCodec, frames: Int, bytes: Int)
         /// Frames of silence (a stretch the timeline has no segment for).
         case silence(frames: Int)
     }
@@ -72,7 +73,7 @@ struct RecordingExport: Sendable {
     var totalFrames: Int {
         parts.reduce(0) { total, part in
             switch part {
-            case .wav(_, let frames), .encoded(_, _, let frames), .silence(let frames): total + frames
+            case .wav(_, let frames), .encoded(_, _, let frames, _), .silence(let frames): total + frames
             }
         }
     }
@@ -201,10 +202,10 @@ final class PartReader: @unchecked Sendable {
                 }
                 offsetFrames += count
                 return bytes
-            case .encoded(let path, let codec, let total):
+            case .encoded(let path, let codec, let total, let bytes):
                 let count = min(frames, total - offsetFrames)
                 if count <= 0 { advance(); continue }
-                if decoder == nil { decoder = try SegmentDecoder(path: path, codec: codec, format: format) }
+                if decoder == nil { decoder = try SegmentDecoder(path: path, codec: codec, format: format, bytes: bytes) }
                 var samples = try decoder!.next(count)
                 // The listed length rules: a decoder short by its last frame is made up with silence.
                 if samples.count < count * format.channels { samples += [Float](repeating: 0, count: count * format.channels - samples.count) }

@@ -32,7 +32,7 @@ extension RecordingService {
         let path = store.path(of: info.id, file: segment.file)
         switch info.segmentCodec {
         case .wav: return .wav(path: path, frames: segment.frames)
-        case .flac, .opus: return .encoded(path: path, codec: info.segmentCodec, frames: segment.frames)
+        case .flac, .opus: return .encoded(path: path, codec: info.segmentCodec, frames: segment.frames, bytes: segment.bytes ?? 0)
         }
     }
 }

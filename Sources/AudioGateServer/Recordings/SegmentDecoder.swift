@@ -14,6 +14,8 @@ final class SegmentDecoder {
     static let readBytes = 64 << 10
 
     private let file: FileDescriptorBox
+    /// Bytes of the file to decode: its whole frames or pages when it was listed.
+    private let length: Int
     private let format: AudioFormat
     private let queue = ByteQueue()
     private var fileOffset = 0
@@ -28,10 +30,11 @@ final class SegmentDecoder {
     private var scratch: [Float] = []
     private var inputEnded = false
 
-    init(path: String, codec: RecordingCodec, format: AudioFormat) throws {
+    init(path: String, codec: RecordingCodec, format: AudioFormat, bytes: Int) throws {
         file = try FileDescriptorBox(path: path)
+        length = bytes
         self.format = format
-        try Self.topUp(queue, file: file, offset: &fileOffset, ended: &fileEnded)
+        try Self.topUp(queue, file: file, length: length, offset: &fileOffset, ended: &fileEnded)
         demuxer = try DemuxerHandle(container: codec == .flac ? .flac : .ogg, source: queue)
         let (index, parameters) = try demuxer.audioStream()
         streamIndex = index
@@ -44,7 +47,7 @@ final class SegmentDecoder {
     func next(_ frames: Int) throws -> [Float] {
         let wanted = frames * format.channels
         while pending.count < wanted, !inputEnded {
-            try Self.topUp(queue, file: file, offset: &fileOffset, ended: &fileEnded)
+            try Self.topUp(queue, file: file, length: length, offset: &fileOffset, ended: &fileEnded)
             if try demuxer.read(into: packet) {
                 defer { packet.unref() }
                 guard packet.packet.pointee.stream_index == streamIndex else { continue }
@@ -86,10 +89,11 @@ final class SegmentDecoder {
         }
     }
 
-    /// Feeds the file into the queue until the queue is over its limit or the file has ended.
-    private static func topUp(_ queue: ByteQueue, file: FileDescriptorBox, offset: inout Int, ended: inout Bool) throws {
+    /// Feeds the file's first `length` bytes into the queue until the queue is over its limit or
+    /// they have all gone in (a segment still being written may have part of a page after them).
+    private static func topUp(_ queue: ByteQueue, file: FileDescriptorBox, length: Int, offset: inout Int, ended: inout Bool) throws {
         while !ended {
-            let bytes = try file.read(readBytes, at: offset)
+            let bytes = try file.read(min(readBytes, length - offset), at: offset)
             if bytes.isEmpty {
                 ended = true
                 queue.finish()

@@ -198,7 +198,7 @@ struct RecordingCodecTests {
         try Self.feed(writer, samples, format: codec == .flac ? .s16le : .f32le)
         writer.finish(.stopped, stopReason: "request")
         let info = writer.info
-        let parts = info.segments.map { RecordingExport.Part.encoded(path: store.path(of: info.id, file: $0.file), codec: codec, frames: $0.frames) }
+        let parts = info.segments.map { RecordingExport.Part.encoded(path: store.path(of: info.id, file: $0.file), codec: codec, frames: $0.frames, bytes: $0.bytes ?? 0) }
         let reader = PartReader(parts: parts, format: info.audioFormat)
         var decoded: [Float] = []
         while let block = try reader.nextSamples(RecordingExport.blockFrames) { decoded += block }

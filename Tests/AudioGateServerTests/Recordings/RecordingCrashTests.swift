@@ -151,9 +151,14 @@ struct RecordingCrashTests {
             let pitch = Goertzel.dominantFrequency(Array(decoded.samples.suffix(decoded.rate / 2)), rate: decoded.rate, near: CaptureTonePlayer.frequency)
             #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "segment \(segment["index"] ?? "-"): pitch \(pitch) Hz")
         }
-        // Ranges work on the stored file; the whole recording exports decoded, to its listed length.
+        // Ranges work on the stored file; the repaired recording converts (its segments decoded and
+        // encoded again), and exports as WAV to its listed length.
         let range = try Curl.request(port: port, path: "/v1/recordings/\(id)/segments/0.\(codec)", headers: ["Range: bytes=0-99"])
         #expect(range.status == 206 && range.headers.lowercased().contains("content-range: bytes 0-99/"), "\(range.headers)")
+        for (path, type) in [("segments/0.mp3", "audio/mpeg"), ("audio.m4a", "audio/mp4")] {
+            let converted = try Curl.request(port: port, path: "/v1/recordings/\(id)/\(path)")
+            #expect(converted.status == 200 && converted.headers.lowercased().contains("content-type: \(type)"), "\(path): \(converted.status) \(converted.headers)")
+        }
         let whole = data + "/whole.wav"
         #expect(TestCard.run("curl", "-sf", "-o", whole, "http://127.0.0.1:\(port)/v1/recordings/\(id)/audio.wav") == 0)
         let exported = try RecordingFixtures.readWAV([UInt8](Data(contentsOf: URL(fileURLWithPath: whole))))
