@@ -42,7 +42,7 @@ struct G711Tests {
         let codes = (0...255).map { UInt8($0) }
         let codec = format == .mulaw ? "pcm_mulaw" : "pcm_alaw"
         let reference = try FFmpegTool.convert(
-            codes, arguments: ["-f", format.rawValue, "-ar", "8000", "-ac", "1", "-i", "INPUT", "-c:a", "pcm_s16le", "-f", "s16le", "OUTPUT"])
+            codes, arguments: ["-f", format.rawValue, "-c:a", codec, "-ar", "8000", "-ac", "1", "-i", "INPUT", "-c:a", "pcm_s16le", "-f", "s16le", "OUTPUT"])
         let referenceSamples = stride(from: 0, to: reference.count, by: 2).map {
             Int(Int16(bitPattern: UInt16(reference[$0]) | UInt16(reference[$0 + 1]) << 8))
         }
