@@ -35,6 +35,7 @@ TEXT
 [[ -x Benchmarks/scripts/bench-idle.sh ]] && Benchmarks/scripts/bench-idle.sh >/dev/null || echo "bench: idle cost benchmark failed or missing" >&2
 [[ -x Benchmarks/scripts/bench-voice.sh ]] && AUDIOGATE_BIN=.build/release/audiogate Benchmarks/scripts/bench-voice.sh >/dev/null || echo "bench: voice processing benchmark failed or missing" >&2
 [[ -x Benchmarks/scripts/bench-codecs.sh ]] && AUDIOGATE_BIN=.build/release/audiogate Benchmarks/scripts/bench-codecs.sh >/dev/null || echo "bench: codec benchmark failed or missing" >&2
+[[ -x Benchmarks/scripts/bench-encode.sh ]] && AUDIOGATE_BIN=.build/release/audiogate Benchmarks/scripts/bench-encode.sh >/dev/null || echo "bench: encode benchmark failed or missing" >&2
 
 gate=0
 python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate --markdown docs/bench-gate.md || gate=$?
@@ -45,7 +46,7 @@ python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate -
     echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
     echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
     echo
-    for part in docs/bench-gate.md docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md; do
+    for part in docs/bench-gate.md docs/bench-dsp.md docs/bench-capture.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md docs/bench-encode.md; do
         [[ -f "$part" ]] && { cat "$part"; echo; }
     done
 } > docs/benchmarks.md

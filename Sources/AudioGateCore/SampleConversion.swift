@@ -19,6 +19,8 @@ public enum SampleConversion {
         case .s24le3: decodeS24Packed(src, dst, count)
         case .s32le: decodeS32(src, dst, count)
         case .f32le: decodeF32(src, dst, count)
+        case .mulaw: decodeG711(src, dst, count, table: G711.muLawDecodeTable)
+        case .alaw: decodeG711(src, dst, count, table: G711.aLawDecodeTable)
         }
         return count
     }
@@ -39,6 +41,8 @@ public enum SampleConversion {
         case .s24le3: encodeS24Packed(src, dst, count)
         case .s32le: encodeS32(src, dst, count)
         case .f32le: encodeF32(src, dst, count)
+        case .mulaw: encodeG711(src, dst, count, table: G711.muLawEncodeTable)
+        case .alaw: encodeG711(src, dst, count, table: G711.aLawEncodeTable)
         }
         return count
     }
@@ -147,7 +151,27 @@ public enum SampleConversion {
         }
     }
 
+    @inlinable
+    static func decodeG711(_ src: UnsafeRawPointer, _ dst: UnsafeMutablePointer<Float>, _ count: Int, table: [Float]) {
+        let bytes = src.assumingMemoryBound(to: UInt8.self)
+        table.withUnsafeBufferPointer { levels in
+            for i in 0..<count { dst[i] = levels[Int(bytes[i])] }
+        }
+    }
+
     // MARK: - Encoders
+
+    /// Rounds to 16 bits as s16le does, then looks the code up by the top 14 bits.
+    @inlinable
+    static func encodeG711(_ src: UnsafePointer<Float>, _ dst: UnsafeMutableRawPointer, _ count: Int, table: [UInt8]) {
+        let bytes = dst.assumingMemoryBound(to: UInt8.self)
+        table.withUnsafeBufferPointer { codes in
+            for i in 0..<count {
+                let value = quantizeSmall(src[i], scale: 32768, min: -32768, max: 32767)
+                bytes[i] = codes[Int((value &+ 32768) >> 2)]
+            }
+        }
+    }
 
     @inlinable
     static func encodeU8(_ src: UnsafePointer<Float>, _ dst: UnsafeMutableRawPointer, _ count: Int) {

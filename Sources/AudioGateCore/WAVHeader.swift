@@ -107,8 +107,9 @@ public struct WAVHeader: Sendable, Equatable {
             }
             tag = Int(readUInt16(bytes, body + 24))
         }
-        guard tag == 1 || tag == 3 else {
-            throw WAVError(.unsupportedEncoding, "format tag \(tag) is not PCM or IEEE float (compressed audio is not supported)")
+        guard tag == 1 || tag == 3 || tag == 6 || tag == 7 else {
+            throw WAVError(
+                .unsupportedEncoding, "format tag \(tag) is not PCM, IEEE float or G.711 (compressed audio is not supported)")
         }
         guard channels == 1 || channels == 2 else {
             throw WAVError(.unsupportedChannels, "\(channels) channels; only 1 or 2 are supported")
@@ -123,6 +124,8 @@ public struct WAVHeader: Sendable, Equatable {
         case (1, 24): sampleFormat = .s24le3
         case (1, 32): sampleFormat = .s32le
         case (3, 32): sampleFormat = .f32le
+        case (6, 8): sampleFormat = .alaw
+        case (7, 8): sampleFormat = .mulaw
         default:
             throw WAVError(.unsupportedBitDepth, "\(bits)-bit \(tag == 3 ? "float" : "integer") samples are not supported")
         }
@@ -132,7 +135,7 @@ public struct WAVHeader: Sendable, Equatable {
         return AudioFormat(rate: rate, channels: channels, sampleFormat: sampleFormat)
     }
 
-    /// A canonical 44-byte header (PCM, or IEEE float for f32le).
+    /// A canonical 44-byte header (PCM, IEEE float for f32le, format tags 7 and 6 for μ-law and A-law).
     ///
     /// s24le is described as packed 24-bit (s24le3): WAV has no padded 24-bit layout, so the caller
     /// must write s24le3 samples. A nil length writes 0xFFFFFFFF in both size fields (streaming).
@@ -154,7 +157,7 @@ public struct WAVHeader: Sendable, Equatable {
         append32(&header, riffSize)
         header += Array("WAVEfmt ".utf8)
         append32(&header, 16)
-        append16(&header, sampleFormat.isFloat ? 3 : 1)
+        append16(&header, formatTag(sampleFormat))
         append16(&header, UInt16(truncatingIfNeeded: format.channels))
         append32(&header, UInt32(truncatingIfNeeded: format.rate))
         append32(&header, UInt32(truncatingIfNeeded: format.rate * blockAlign))
@@ -163,6 +166,16 @@ public struct WAVHeader: Sendable, Equatable {
         header += Array("data".utf8)
         append32(&header, dataSize)
         return header
+    }
+
+    /// WAVE_FORMAT_PCM, _IEEE_FLOAT, _ALAW or _MULAW.
+    private static func formatTag(_ format: SampleFormat) -> UInt16 {
+        switch format {
+        case .f32le: 3
+        case .alaw: 6
+        case .mulaw: 7
+        case .u8, .s16le, .s24le, .s24le3, .s32le: 1
+        }
     }
 
     // MARK: - Little-endian helpers (callers check bounds first)

@@ -13,6 +13,9 @@ struct SampleConversionTests {
         case .s24le, .s24le3: 1 / 8_388_608
         case .s32le: 1 / 16_777_216  // Float's own precision, not 2^-31.
         case .f32le: 0
+        // A companded step, largest in the top segment (1024 of 32768), which also bounds how far
+        // full scale sits above the largest code (32124 for μ-law, 32256 for A-law).
+        case .mulaw, .alaw: 1024 / 32768
         }
     }
 
@@ -36,13 +39,17 @@ struct SampleConversionTests {
             SampleConversion.encode([1.5, -1.5, .nan, .infinity, -.infinity, 1.0, -1.0], format: format),
             format: format)
         let top = 1 - Self.lsb(format)
+        // G.711's largest codes lie a step inside full scale on both sides, and A-law has no 0
+        // (its smallest levels are ±8/32768).
+        let bottom: Float = format.isG711 ? -top : -1
+        let zero: Float = format == .alaw ? 8 / 32768 : 0
         #expect(decoded[0] >= top - 1e-7 && decoded[0] <= 1)
-        #expect(decoded[1] == -1)
-        #expect(decoded[2] == 0)
+        #expect(decoded[1] >= -1 && decoded[1] <= bottom)
+        #expect(abs(decoded[2]) <= zero)
         #expect(decoded[3] >= top - 1e-7)
-        #expect(decoded[4] == -1)
+        #expect(decoded[4] >= -1 && decoded[4] <= bottom)
         #expect(decoded[5] >= top - 1e-7, "+1.0 must saturate, not wrap to -1")
-        #expect(decoded[6] == -1)
+        #expect(decoded[6] >= -1 && decoded[6] <= bottom)
     }
 
     @Test func s16ExactValues() {
@@ -127,7 +134,7 @@ struct SampleConversionTests {
     }
 
     @Test func formatSizes() {
-        #expect(SampleFormat.allCases.map(\.bytesPerSample) == [1, 2, 4, 3, 4, 4])
+        #expect(SampleFormat.allCases.map(\.bytesPerSample) == [1, 2, 4, 3, 4, 4, 1, 1])
         let format = AudioFormat(rate: 48000, channels: 2, sampleFormat: .s16le)
         #expect(format.bytesPerFrame == 4)
         #expect(format.frames(forMilliseconds: 20) == 960)

@@ -96,7 +96,9 @@ struct WAVHeaderTests {
             return builder.bytes()
         }
         #expect(code(file(WAVBuilder.fmt(tag: 2, channels: 1, rate: 8000, bits: 4, blockAlign: 256))) == .unsupportedEncoding)
-        #expect(code(file(WAVBuilder.fmt(tag: 7, channels: 1, rate: 8000, bits: 8))) == .unsupportedEncoding)
+        // G.711 (tags 7 and 6) is read as one byte a sample; any other width is not G.711.
+        #expect(code(file(WAVBuilder.fmt(tag: 7, channels: 1, rate: 8000, bits: 8))) == nil)
+        #expect(code(file(WAVBuilder.fmt(tag: 6, channels: 1, rate: 8000, bits: 16))) == .unsupportedBitDepth)
         #expect(code(file(WAVBuilder.fmt(tag: 0x55, channels: 2, rate: 44100, bits: 0, blockAlign: 1))) == .unsupportedEncoding)
         #expect(code(file(WAVBuilder.fmt(tag: 1, channels: 3, rate: 48000, bits: 16))) == .unsupportedChannels)
         #expect(code(file(WAVBuilder.fmt(tag: 1, channels: 0, rate: 48000, bits: 16))) == .unsupportedChannels)

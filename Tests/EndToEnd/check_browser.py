@@ -18,6 +18,7 @@ Then it plays a tone into the card so the microphone is not silent, opens the de
   - the control panel: "Say" queues speech, the volume slider and mute set /v1/volume and follow
     another client's change, a server recording started and stopped from the page is listed with a
     download link that serves its WAV, the playback streams show while the page plays;
+  - a live `/v1/capture?container=ogg` stream plays in an <audio> element, its currentTime advancing;
   - the browser logged no errors (CSP violations included);
   - no Chromium process is left behind.
 A run that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
@@ -314,6 +315,49 @@ def module_checks(driver, server, page_base, work):
 
 # ---- the demo page's control panel
 
+OGG_AUDIO_START = """
+// Muted: the browser's output is the test card, whose monitor is the microphone.
+window.liveAudio = new Audio(arguments[0]);
+window.liveAudio.muted = true;
+window.liveAudioError = null;
+window.liveAudio.play().catch(error => { window.liveAudioError = String(error); });
+"""
+
+OGG_AUDIO_STATE = """
+const audio = window.liveAudio;
+return {time: audio.currentTime, readyState: audio.readyState,
+        error: window.liveAudioError || (audio.error ? audio.error.message || String(audio.error.code) : null)};
+"""
+
+
+def ogg_audio_check(driver, server, page_base, work):
+    """A live container=ogg stream (Opus, 24 kb/s) of the room's tone plays in an <audio> element:
+    once Chromium has buffered enough to start (it waits for about 16 KB, some 5 s at this
+    bitrate), currentTime advances with the wall clock."""
+    tone = work / "tone-ogg.wav"
+    e2e.write_wav(tone, e2e.tone(520, 30.0, 48000), 48000)
+    player = e2e.room(tone)
+    try:
+        driver.get(page_base + "/module.html")
+        time.sleep(0.5)
+        driver.execute_script(OGG_AUDIO_START, server.base + "/v1/capture?container=ogg")
+        started = time.monotonic()
+        playing = wait_for(lambda: driver.execute_script(OGG_AUDIO_STATE)["readyState"] >= 3 or None, 15)
+        waited = time.monotonic() - started
+        first = driver.execute_script(OGG_AUDIO_STATE)
+        time.sleep(3)
+        last = driver.execute_script(OGG_AUDIO_STATE)
+        driver.execute_script("window.liveAudio.pause(); window.liveAudio.removeAttribute('src'); window.liveAudio.load();")
+    finally:
+        e2e.stop_room(player)
+    advanced = last["time"] - first["time"]
+    print(f"     <audio> of /v1/capture?container=ogg: playing after {waited:.1f} s, currentTime "
+          f"{first['time']:.2f} -> {last['time']:.2f} s in 3 s, error {last['error']}")
+    check(playing is not None and not last["error"], f"the live Ogg/Opus stream plays in <audio> "
+          f"(readyState {last['readyState']}, error {last['error']})")
+    # The stream is live, so it plays at about 1x: 3 s of wall time is about 3 s of audio.
+    check(2.5 <= advanced <= 3.5, f"<audio> currentTime advances with the stream (+{advanced:.2f} s in 3 s)")
+
 def streams_shown(driver):
     """The streams line names the demo page's stream, or counts at least one."""
     text = driver.find_element(By.ID, "st-streams").text
@@ -419,6 +463,7 @@ def attempt(binary, port, screenshot):
         # 0. The browser module on a page of another origin.
         module_checks(driver, server, page_base, work)
         server.quiet(3)
+        ogg_audio_check(driver, server, page_base, work)
 
         # 1. The microphone: the tone plays into the card while the page shows it.
         player = e2e.room(tone)

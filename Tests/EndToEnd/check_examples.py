@@ -16,7 +16,8 @@ for the room, the examples for the server's speaker) and listens with the server
                  each must exit 0 with HTTP 2xx (curl --fail-with-body); JSON answers parse and carry no
                  error, WAV outputs are valid; known commands have further checks (lengths, tones, volume
                  read back). Shell variables a command sets (id=$(...)) reach the next ones. A command
-                 whose comment says "until Ctrl-C" gets SIGINT after 2 s.
+                 whose comment says "until Ctrl-C" gets SIGINT after 2 s. Compressed outputs are read
+                 back with ffprobe/ffmpeg; the speech-API upload goes to a local stand-in ($SPEECH_API).
 A check that fails while the hypervisor was stealing CPU or the CPUs were saturated (/proc/stat) runs
 once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse),
@@ -539,6 +540,102 @@ def expect_output(text):
     return expectation
 
 
+def probe(path):
+    """ffprobe's first audio stream and the format's duration, or ({}, 0) when it cannot read the file."""
+    result = subprocess.run(["ffprobe", "-v", "error", "-of", "json", "-show_streams", "-show_format", str(path)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        return {}, 0.0
+    info = json.loads(result.stdout)
+    stream = next((s for s in info.get("streams", []) if s.get("codec_type") == "audio"), {})
+    return stream, float(info.get("format", {}).get("duration", 0) or 0)
+
+
+def decoded(path, rate):
+    """The file decoded by ffmpeg (any error fails) to mono float at `rate`."""
+    result = subprocess.run(["ffmpeg", "-v", "error", "-xerror", "-i", str(path), "-ac", "1", "-ar", str(rate),
+                             "-f", "f32le", "-"], capture_output=True)
+    return np.frombuffer(result.stdout, dtype="<f4") if result.returncode == 0 else np.zeros(0, dtype="<f4")
+
+
+def mp4_boxes(data):
+    """The top-level box names of an MP4 file, in order."""
+    names, offset = [], 0
+    while offset + 8 <= len(data):
+        size = int.from_bytes(data[offset:offset + 4], "big")
+        names.append(data[offset + 4:offset + 8].decode("latin-1"))
+        if size == 1:
+            size = int.from_bytes(data[offset + 8:offset + 16], "big")
+        if size < 8:
+            break
+        offset += size
+    return names
+
+
+def expect_encoded(name, codec, seconds, tolerance):
+    """A compressed file ffprobe names `codec`, decoding to `seconds` holding the room's 440 Hz tone."""
+    def expectation(result, work, server):
+        stream, _ = probe(work / name)
+        pcm = decoded(work / name, 16000)
+        length = len(pcm) / 16000
+        frequency, share = dominant(pcm[8000:], 16000) if len(pcm) > 16000 else (0, 0)
+        boxes = mp4_boxes((work / name).read_bytes()) if name.endswith(".m4a") else []
+        index_first = not boxes or ("moov" in boxes and "mdat" in boxes and boxes.index("moov") < boxes.index("mdat"))
+        return (stream.get("codec_name") == codec and abs(length - seconds) <= tolerance
+                and abs(frequency - 440) <= 2 and share > 0.5 and index_first,
+                f"{name}: {stream.get('codec_name')}, {length:.3f} s decoded, the room tone at {frequency:.1f} Hz "
+                f"(share {share:.3f}){', boxes ' + ' '.join(boxes) if boxes else ''}")
+    return expectation
+
+
+class SpeechStandIn:
+    """A local stand-in for a transcription API: takes one multipart upload and keeps the file part."""
+
+    def __init__(self):
+        import http.server
+        stand_in = self
+        self.uploads = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                boundary = self.headers.get("Content-Type", "").partition("boundary=")[2].strip('"').encode()
+                for part in body.split(b"--" + boundary):
+                    head, _, content = part.partition(b"\r\n\r\n")
+                    if b'name="file"' in head:
+                        stand_in.uploads.append(content.rsplit(b"\r\n", 1)[0])
+                answer = json.dumps({"text": "(stand-in transcript)"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/audio/transcriptions"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+SPEECH_API = None
+
+
+def expect_uploaded(result, work, server):
+    uploads = SPEECH_API.uploads if SPEECH_API else []
+    data = uploads[-1] if uploads else b""
+    boxes = mp4_boxes(data)
+    same = data == (work / "meeting.m4a").read_bytes() if (work / "meeting.m4a").exists() else False
+    answer = json_answer(result) or {}
+    return (same and "moov" in boxes and boxes.index("moov") < boxes.index("mdat") and "text" in answer,
+            f"the stand-in got meeting.m4a ({len(data)} bytes, boxes {' '.join(boxes)}), answered {answer}")
+
+
 EXPECTATIONS = [  # a regular expression on the command as one line, without its trailing comment
     (r"-o speech\.wav '\S+/v1/capture\?container=wav&seconds=5'$", expect_recorded_wav),
     (r"-o capture\.f32 ", expect_f32),
@@ -558,6 +655,10 @@ EXPECTATIONS = [  # a regular expression on the command as one line, without its
     (r"^curl -s '\S+/metrics' \| grep audiogate_$", expect_metrics),
     (r"-o notes-0\.wav \S+/segments/0\.wav\"$", expect_segment),
     (r"-r 0-43 \S+ \| wc -c$", expect_output("44")),
+    (r"-o meeting\.ogg '\S+/v1/capture\?container=ogg&bitrate=24k&seconds=5'$", expect_encoded("meeting.ogg", "opus", 5, 0.02)),
+    (r"-o meeting-server\.ogg \S+/audio\.ogg\"$", expect_encoded("meeting-server.ogg", "opus", 3, 0.02)),
+    (r"-o meeting\.m4a \S+/audio\.m4a\"$", expect_encoded("meeting.m4a", "aac", 3, 0.07)),
+    (r"SPEECH_API.* -F file=@meeting\.m4a$", expect_uploaded),
 ]
 
 
@@ -568,6 +669,18 @@ def write_fixtures(work):
 
 
 def check_curl(server, work):
+    global SPEECH_API
+    # The speech-API recipe posts to $SPEECH_API: a local stand-in here, so the check runs offline.
+    SPEECH_API = SpeechStandIn()
+    os.environ["SPEECH_API"] = SPEECH_API.url
+    os.environ.setdefault("OPENAI_API_KEY", "stand-in")
+    try:
+        check_curl_commands(server, work)
+    finally:
+        SPEECH_API.close()
+
+
+def check_curl_commands(server, work):
     markdown = (EXAMPLES / "curl.md").read_text()
     commands = list(shell_commands(markdown))
     check(len(commands) >= 10, f"curl.md: {len(commands)} commands found in its ```sh blocks")

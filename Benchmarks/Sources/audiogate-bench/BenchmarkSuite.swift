@@ -110,7 +110,9 @@ struct BenchmarkSuite {
             try resampleCase("resample 24k->48k stereo sinc fastest", from: 24000, to: 48000, channels: 2, quality: .fastest),
             try resampleCase("resample 44.1k->16k mono sinc fastest", from: 44100, to: 16000, quality: .fastest),
             decodeCase(.s16le), decodeCase(.s24le), decodeCase(.s32le), decodeCase(.f32le),
+            decodeCase(.mulaw), decodeCase(.alaw),
             encodeCase(.s16le), encodeCase(.s24le), encodeCase(.s32le), encodeCase(.f32le),
+            encodeCase(.mulaw), encodeCase(.alaw),
             downmixCase(),
         ]
     }

@@ -14,6 +14,12 @@ struct CaptureHTTPStream: Sendable {
     func response(_ request: Request, context: AudioGateRequestContext) throws -> Response {
         let parameters = try CaptureParameters(request: request)
         try hub.checkCapacity()
+        if let encoding = parameters.compressed {
+            guard encoding.container != .packets else {
+                throw APIError.parameter("format", "opus is for the WebSocket; over HTTP use container=ogg or container=webm")
+            }
+            return encodedResponse(parameters, encoding: encoding, context: context)
+        }
         let format = parameters.format
         let dataBytes = parameters.totalFrames.map { format.bytes(forFrames: $0) }
         let header: [UInt8] =

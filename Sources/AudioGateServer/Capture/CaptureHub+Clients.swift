@@ -5,7 +5,7 @@ import NIOCore
 extension CaptureHub {
     /// Throws 429 when the server already has its most capture clients.
     public func checkCapacity() throws(APIError) {
-        let count = members.withLock { $0.count }
+        let count = members.withLock { $0.count } + encoders.listenerCount
         guard count < limits.maxCaptureClients else {
             throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
         }
@@ -28,7 +28,7 @@ extension CaptureHub {
         let subscriber = CaptureSubscriber(
             id: nextID.add(1, ordering: .relaxed).oldValue, parameters: parameters, transport: transport,
             queueMilliseconds: queueMilliseconds ?? limits.captureQueueMilliseconds, writer: writer)
-        if transport != .recording {
+        if transport != .recording, transport != .encoder {
             try members.withLock { members throws(APIError) in
                 guard members.count < limits.maxCaptureClients else {
                     throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")

@@ -68,6 +68,8 @@ public final class CaptureHub: CaptureSink {
     let listening = Atomic<Bool>(false)
     /// The shortest chunk any subscriber takes, in ms: how much audio the capture thread may read at once.
     let shortestChunk = Atomic<Int>(Int.max)
+    /// The shared encoders of compressed capture streams.
+    let encoders = CaptureEncoders()
 
     public init(
         configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger,

@@ -18,6 +18,25 @@ public struct CaptureParameters: Sendable, Equatable {
         case raw
         /// A 44-byte WAV header, then PCM.
         case wav
+        /// Ogg pages (Opus by default; `codec=vorbis|flac`).
+        case ogg
+        /// WebM (Opus).
+        case webm
+        /// Native FLAC.
+        case flac
+        /// MP3.
+        case mp3
+
+        /// The encoder's container, for the compressed ones.
+        var encoded: AudioEncoding.Container? {
+            switch self {
+            case .raw, .wav: nil
+            case .ogg: .ogg
+            case .webm: .webm
+            case .flac: .flac
+            case .mp3: .mp3
+            }
+        }
     }
 
     /// Longest `seconds` an HTTP capture may ask for (a day).
@@ -35,6 +54,9 @@ public struct CaptureParameters: Sendable, Equatable {
     public var container = Container.raw
     /// HTTP only: stop after this many seconds of audio (nil: until the client goes away).
     public var seconds: Double?
+    /// The compressed encoding (HTTP `container=ogg|webm|flac|mp3`, WebSocket `format=opus`), shared
+    /// by every client asking for the same one; nil for PCM.
+    public var compressed: AudioEncoding?
     /// Echo cancellation, noise suppression, gain and voice detection (`aec`, `ns`, `agc`, `vad`).
     public var processing = VoiceProcessing()
 
@@ -56,12 +78,16 @@ public struct CaptureParameters: Sendable, Equatable {
             }
             format.channels = channels
         }
-        if let text = query["format"] {
+        var opus = false
+        if query["format"] == "opus" {
+            opus = true
+        } else if let text = query["format"] {
             guard ClientFormats.formats.contains(text), let sampleFormat = SampleFormat(rawValue: text) else {
-                throw .parameter("format", "one of \(ClientFormats.formats.joined(separator: ", "))")
+                throw .parameter("format", "one of \((ClientFormats.formats + ["opus"]).joined(separator: ", "))")
             }
             format.sampleFormat = sampleFormat
         }
+        try checkG711(query: query)
         if let text = query["chunk_ms"] {
             guard let chunk = Int(text), ClientFormats.chunkMilliseconds.contains(chunk) else {
                 let range = ClientFormats.chunkMilliseconds
@@ -95,6 +121,22 @@ public struct CaptureParameters: Sendable, Equatable {
             seconds = value
         }
         processing = try VoiceProcessing(query: query, format: format)
+        compressed = try Self.compressed(query: query, opus: opus, container: container, format: format, chunk: chunkMilliseconds)
+        if compressed != nil, format.sampleFormat.isG711 {
+            throw .parameter("format", "\(format.sampleFormat.rawValue) is sent raw or in WAV, not with container=\(container.rawValue)")
+        }
+    }
+
+    /// G.711 is 8 kHz mono: the rate defaults to 8000 and no other rate or channel count is taken.
+    private mutating func checkG711(query: [String: String]) throws(APIError) {
+        guard format.sampleFormat.isG711 else { return }
+        if query["rate"] == nil { format.rate = ClientFormats.g711Rate }
+        guard format.rate == ClientFormats.g711Rate else {
+            throw .parameter("rate", "8000 (or left out) with format=\(format.sampleFormat.rawValue): G.711 is 8 kHz")
+        }
+        guard format.channels == 1 else {
+            throw .parameter("channels", "1 with format=\(format.sampleFormat.rawValue): G.711 is mono")
+        }
     }
 
     /// Frames per chunk: `chunk_ms` rounded to whole frames (11025 Hz at 10 ms gives 110 frames).

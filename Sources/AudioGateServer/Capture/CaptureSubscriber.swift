@@ -19,6 +19,8 @@ public final class CaptureSubscriber: Sendable {
         case recording
         /// A Wyoming mic client.
         case wyoming
+        /// A shared encoder of compressed capture (its clients are counted instead).
+        case encoder
     }
 
     /// What the writer task is handed next.

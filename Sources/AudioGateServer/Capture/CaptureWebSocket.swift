@@ -13,6 +13,12 @@ struct CaptureWebSocket: Sendable {
         parameters: CaptureParameters, channel: any Channel, inbound: WebSocketInboundStream,
         outbound: WebSocketOutboundWriter, logger: Logger
     ) async throws {
+        if let encoding = parameters.compressed {
+            try await runEncoded(
+                parameters: parameters, encoding: encoding, channel: channel, inbound: inbound, outbound: outbound,
+                logger: logger)
+            return
+        }
         let subscriber: CaptureSubscriber
         do throws(APIError) {
             subscriber = try hub.subscribe(parameters, transport: .webSocket, channel: channel)

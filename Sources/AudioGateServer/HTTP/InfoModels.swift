@@ -63,6 +63,8 @@ struct StatusResponse: Encodable {
         var formats: [CaptureFormatStatus]
         var clients: [CaptureClientStatus]
         var sendDelay: LatencyHistogram.Summary
+        /// The shared encoders of compressed capture streams.
+        var encoders: [CaptureEncoderStatus] = []
     }
 
     struct Playback: Encodable {

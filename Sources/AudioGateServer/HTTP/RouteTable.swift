@@ -20,6 +20,7 @@ enum RouteTable {
         "/v1/recordings/*": [.get, .delete],
         "/v1/recordings/*/stop": [.post],
         "/v1/recordings/*/segments/*": [.get],
+        "/v1/recordings/*/*": [.get],
     ]
 
     /// The query parameters a route takes besides `token` (which every route takes); a route and
@@ -28,7 +29,7 @@ enum RouteTable {
         "/v1/capture": [
             .get: [
                 "rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "aec", "ns",
-                "agc", "vad",
+                "agc", "vad", "codec", "bitrate",
             ]
         ],
         "/v1/playback": [
@@ -61,13 +62,15 @@ enum RouteTable {
         return allowed.map(\.rawValue).joined(separator: ", ")
     }
 
-    /// The table key with `*` segments that `path` matches, if any.
+    /// The table key with `*` segments that `path` matches, if any; the one with the fewest `*`
+    /// when several do (`/v1/recordings/*/stop` before `/v1/recordings/*/*`).
     private static func pattern(matching path: String) -> String? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return methods.keys.first { key in
+        let matching = methods.keys.filter { key in
             let keyParts = key.split(separator: "/", omittingEmptySubsequences: false)
             return key.contains("*") && keyParts.count == parts.count
                 && zip(keyParts, parts).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
         }
+        return matching.min { $0.count { $0 == "*" } < $1.count { $0 == "*" } }
     }
 }

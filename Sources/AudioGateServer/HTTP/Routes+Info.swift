@@ -47,7 +47,8 @@ extension AudioGateServer {
                 state: capture.state.rawValue, device: capture.name, xruns: capture.xruns, reopens: capture.reopens,
                 subscribers: engine.captureHub.subscriberCount, frames: capture.frames, lastError: capture.lastError,
                 lostMs: engine.captureHub.lostMilliseconds, formats: engine.captureHub.formatStatus,
-                clients: engine.captureHub.clientStatus, sendDelay: engine.captureHub.sendDelayStatus),
+                clients: engine.captureHub.clientStatus, sendDelay: engine.captureHub.sendDelayStatus,
+                encoders: engine.captureHub.encoders.status),
             playback: .init(
                 state: playback.state.rawValue, device: playback.name, streams: engine.mixer.streamCount,
                 queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,

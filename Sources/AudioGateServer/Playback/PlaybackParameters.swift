@@ -6,7 +6,7 @@ public struct PlaybackParameters: Sendable, Equatable {
     /// Client sample rates accepted for raw PCM (WAV files carry their own, same bounds).
     public static let rates = 8000...192_000
     /// Sample formats accepted for raw PCM.
-    public static let formats: [SampleFormat] = [.s16le, .f32le]
+    public static let formats: [SampleFormat] = [.s16le, .f32le, .mulaw, .alaw]
     /// Longest stream name.
     public static let maximumStreamNameLength = 64
 
@@ -49,9 +49,19 @@ public struct PlaybackParameters: Sendable, Equatable {
             self.container = container
         } else if let text = query["format"] {
             guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
-                throw APIError.parameter("format", "s16le, f32le, mp3, ogg, flac or webm")
+                throw APIError.parameter("format", "s16le, f32le, mulaw, alaw, mp3, ogg, flac or webm")
             }
             format.sampleFormat = sampleFormat
+        }
+        if format.sampleFormat.isG711 {
+            // G.711 is 8 kHz mono: the rate may be left out, nothing else is taken.
+            if query["rate"] == nil { format.rate = 8000 }
+            guard format.rate == 8000 else {
+                throw APIError.parameter("rate", "8000 (or left out) with format=\(format.sampleFormat.rawValue): G.711 is 8 kHz")
+            }
+            guard format.channels == 1 else {
+                throw APIError.parameter("channels", "1 with format=\(format.sampleFormat.rawValue): G.711 is mono")
+            }
         }
         rawFormatGiven = query["rate"] != nil || query["channels"] != nil || (query["format"] != nil && container == nil)
         if let text = query["stream"] {

@@ -39,6 +39,12 @@ struct PlaybackUpload {
         }
 
         var format = parameters.format
+        if let g711 = Self.g711Format(request.headers[.contentType]) {
+            guard !parameters.rawFormatGiven || format == g711 else {
+                throw APIError(.badParameter, "invalid 'format': the Content-Type says \(g711.sampleFormat.rawValue) at 8000 Hz mono")
+            }
+            format = g711
+        }
         var remaining: Int?
         if Self.declaresWAV(request.headers[.contentType]), !head.starts(with: Array("RIFF".utf8)) {
             throw APIError(.badBody, "the body is labelled audio/wav but does not start with a RIFF header")
@@ -143,11 +149,25 @@ struct PlaybackUpload {
                 .unsupportedMediaType,
                 "audio/L16 is big-endian (RFC 2586); send little-endian PCM as application/octet-stream or audio/pcm")
         }
-        let accepted: Set<String> = ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/pcm", "audio/raw"]
+        let accepted: Set<String> = [
+            "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/pcm", "audio/raw", "audio/basic", "audio/pcmu", "audio/pcma",
+        ]
         if type.hasPrefix("audio/"), !accepted.contains(type), AudioContainer.mediaTypes[type] == nil {
             throw APIError(
                 .unsupportedMediaType,
                 "\(type) is not supported: send WAV (audio/wav), MP3 (audio/mpeg), Ogg Opus/Vorbis (audio/ogg), FLAC (audio/flac), WebM/Opus (audio/webm) or raw PCM (application/octet-stream)")
+        }
+    }
+
+    /// G.711 named by the Content-Type: `audio/basic` (RFC 2046) and `audio/PCMU` are μ-law,
+    /// `audio/PCMA` A-law, all 8 kHz mono.
+    static func g711Format(_ value: String?) -> AudioFormat? {
+        guard let value else { return nil }
+        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch type {
+        case "audio/basic", "audio/pcmu": return AudioFormat(rate: 8000, channels: 1, sampleFormat: .mulaw)
+        case "audio/pcma": return AudioFormat(rate: 8000, channels: 1, sampleFormat: .alaw)
+        default: return nil
         }
     }
 

@@ -14,6 +14,8 @@ public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertibl
         case diskLimit = "disk_limit"
         /// Any other file-system error.
         case io = "io_error"
+        /// The FLAC or Opus encoder failed.
+        case encoder = "encoder_error"
     }
 
     public let code: Code

@@ -21,7 +21,7 @@ public struct RecordingInfo: Codable, Sendable, Equatable {
         public var isFinished: Bool { self != .recording }
     }
 
-    /// One WAV file of the recording.
+    /// One file of the recording.
     public struct Segment: Codable, Sendable, Equatable {
         /// 0-based position in the recording.
         public var index: Int
@@ -37,8 +37,11 @@ public struct RecordingInfo: Codable, Sendable, Equatable {
         public var startTime: String
         /// Whether the file is final (a segment still being written is not).
         public var complete: Bool
-        /// Whether the header was rebuilt after the server died while writing it.
+        /// Whether the file was made valid again after the server died while writing it.
         public var repaired: Bool
+        /// FLAC and Opus: bytes of whole frames or pages a download gets (absent for WAV, whose header
+        /// is made for `frames`).
+        public var bytes: Int?
     }
 
     /// A stretch of the timeline with no captured audio, recorded as silence.
@@ -82,6 +85,13 @@ public struct RecordingInfo: Codable, Sendable, Equatable {
     public var stopReason: String?
     /// The capture processing in effect (`aec`, `ns`, `agc`); absent in recordings made without it.
     public var processing: VoiceProcessing?
+    /// How the segments are stored; absent in recordings made before codecs (WAV).
+    public var codec: RecordingCodec?
+    /// Opus bits per second.
+    public var bitrate: Int?
+
+    /// The codec, WAV when none is stored.
+    var segmentCodec: RecordingCodec { codec ?? .wav }
 
     /// The file format.
     var audioFormat: AudioFormat {

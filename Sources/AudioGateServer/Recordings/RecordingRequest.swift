@@ -22,6 +22,10 @@ public struct RecordingRequest: Sendable, Equatable {
     public var name: String?
     /// Echo cancellation, noise suppression and gain (`aec`, `ns`, `agc`; recordings have no events).
     public var processing = VoiceProcessing()
+    /// How the segments are stored.
+    public var codec = RecordingCodec.wav
+    /// Opus only: bits per second (nil for the lossless codecs).
+    public var bitrate: Int?
 
     /// The defaults: 16 kHz mono s16le in 30 s segments, no time limit.
     public init() {}
@@ -36,6 +40,8 @@ public struct RecordingRequest: Sendable, Equatable {
         var aec: Bool?
         var ns: Bool?
         var agc: Bool?
+        var codec: String?
+        var bitrate: Int?
     }
 
     /// Decodes a JSON body (an empty body takes every default); throws a 400 naming the bad field.
@@ -96,8 +102,48 @@ public struct RecordingRequest: Sendable, Equatable {
             }
             self.name = name
         }
+        try applyCodec(body.codec, bitrate: body.bitrate, formatGiven: body.format != nil)
         processing = VoiceProcessing(aec: body.aec ?? false, ns: body.ns ?? false, agc: body.agc ?? false)
         try processing.check(format)
+    }
+
+    /// Checks `codec` and `bitrate` against the format: FLAC holds 16 or 24 bits, Opus takes its own
+    /// rates and is fed floats (a `format` does not apply), `bitrate` is for Opus only.
+    private mutating func applyCodec(_ name: String?, bitrate: Int?, formatGiven: Bool) throws(APIError) {
+        if let name {
+            guard let value = RecordingCodec(rawValue: name) else {
+                throw APIError(.badBody, "'codec' must be one of \(RecordingCodec.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            codec = value
+        }
+        switch codec {
+        case .wav:
+            break
+        case .flac:
+            guard RecordingCodec.flacFormats.contains(format.sampleFormat) else {
+                throw APIError(.badBody, "'format' must be s16le with codec flac (FLAC segments are 16-bit)")
+            }
+        case .opus:
+            guard !formatGiven else {
+                throw APIError(.badBody, "'format' does not apply to codec opus (set 'bitrate' instead)")
+            }
+            guard RecordingCodec.opusRates.contains(format.rate) else {
+                throw APIError(
+                    .badBody,
+                    "'rate' must be one of \(RecordingCodec.opusRates.map(String.init).joined(separator: ", ")) with codec opus")
+            }
+            format.sampleFormat = .f32le
+            self.bitrate = RecordingCodec.defaultOpusBitrate
+        }
+        if let bitrate {
+            guard codec == .opus else { throw APIError(.badBody, "'bitrate' applies to codec opus only") }
+            guard RecordingCodec.opusBitrates.contains(bitrate) else {
+                throw APIError(
+                    .badBody,
+                    "'bitrate' must be from \(RecordingCodec.opusBitrates.lowerBound) to \(RecordingCodec.opusBitrates.upperBound) bits per second")
+            }
+            self.bitrate = bitrate
+        }
     }
 
     private static func field(_ context: DecodingError.Context) -> String {

@@ -21,6 +21,8 @@ struct RecordingResource: Encodable, Sendable {
     var failure: RecordingInfo.Failure?
     var stopReason: String?
     var processing: VoiceProcessing?
+    var codec: RecordingCodec
+    var bitrate: Int?
     var url: String
     var segments: [RecordingInfo.Segment]?
     var gaps: [RecordingInfo.Gap]?
@@ -44,6 +46,8 @@ struct RecordingResource: Encodable, Sendable {
         failure = info.failure
         stopReason = info.stopReason
         processing = info.processing
+        codec = info.segmentCodec
+        bitrate = info.bitrate
         url = "/v1/recordings/\(info.id)"
         if detailed {
             segments = info.segments

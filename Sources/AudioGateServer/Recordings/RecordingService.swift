@@ -104,7 +104,7 @@ public final class RecordingService: Service, Sendable {
             channels: request.format.channels, format: request.format.sampleFormat.rawValue,
             segmentSeconds: request.segmentSeconds, maxSeconds: request.maxSeconds,
             startedAt: Timestamp.format(Date()), endedAt: nil, frames: 0, bytes: 0, segments: [], gaps: [],
-            failure: nil, stopReason: nil, processing: request.processing)
+            failure: nil, stopReason: nil, processing: request.processing, codec: request.codec, bitrate: request.bitrate)
         let created = await blocking { () -> Result<Void, RecordingError> in
             do throws(RecordingError) {
                 try store.create(id)
@@ -163,17 +163,20 @@ public final class RecordingService: Service, Sendable {
         logger.info("recording \(id) deleted", metadata: ["bytes": "\(freed)"])
     }
 
-    /// Where one segment's samples are, for a download.
-    func segment(_ id: String, index: Int) throws(APIError) -> SegmentDownload {
+    /// Where one segment's audio is, for a download of it as stored: `wav`, `flac`, or `opus`/`ogg`
+    /// as the recording's codec says; nil for another extension (a conversion).
+    func storedSegment(_ id: String, index: Int, fileExtension: String) throws(APIError) -> SegmentDownload? {
         let store = try availableStore()
         let info = try recording(id).info
         guard info.segments.indices.contains(index) else {
             throw APIError(.notFound, "recording \(id) has no segment \(index)")
         }
+        let codec = info.segmentCodec
+        guard fileExtension == codec.fileExtension || (codec == .opus && fileExtension == "ogg") else { return nil }
         let segment = info.segments[index]
         return SegmentDownload(
             path: store.path(of: id, file: segment.file), format: info.audioFormat, frames: segment.frames,
-            name: "\(id)-\(segment.file)")
+            name: "\(id)-\(segment.file)", codec: codec, encodedBytes: segment.bytes ?? 0)
     }
 
     /// Disk use for `GET /v1/recordings`.
@@ -269,7 +272,7 @@ public final class RecordingService: Service, Sendable {
 
     // MARK: - Helpers
 
-    private func availableStore() throws(APIError) -> RecordingStore {
+    func availableStore() throws(APIError) -> RecordingStore {
         switch store {
         case .success(let store): return store
         case .failure(let error): throw APIError(.unavailable, "recordings are unavailable: \(error.message)")

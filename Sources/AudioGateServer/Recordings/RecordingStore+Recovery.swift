@@ -49,16 +49,23 @@ extension RecordingStore {
     func repaired(_ original: RecordingInfo) -> RecordingInfo {
         var info = original
         let format = info.audioFormat
+        let codec = info.segmentCodec
         var segments = Array(info.segments.prefix { $0.complete })
         var frame = segments.last.map { $0.startFrame + $0.frames } ?? 0
         while true {
             let index = segments.count
-            let file = Self.segmentFile(index)
+            let file = Self.segmentFile(index, codec: codec)
             let path = path(of: info.id, file: file)
             guard access(path, F_OK) == 0 else { break }
             let frames: Int
-            do {
-                frames = try SegmentFile.repair(path: path, format: format)
+            var bytes: Int?
+            do throws(RecordingError) {
+                switch codec {
+                case .wav:
+                    frames = try SegmentFile.repair(path: path, format: format)
+                case .flac, .opus:
+                    (frames, bytes) = try EncodedSegmentFile.repair(path: path, codec: codec, format: format)
+                }
             } catch {
                 logger.error("could not repair \(path): \(error)")
                 break
@@ -66,13 +73,14 @@ extension RecordingStore {
             guard frames > 0 else { break }
             segments.append(
                 RecordingInfo.Segment(
-                    index: index, file: file, url: Self.segmentURL(id: info.id, index: index), startFrame: frame,
-                    frames: frames, startTime: info.time(atFrame: frame), complete: true, repaired: true))
+                    index: index, file: file, url: Self.segmentURL(id: info.id, index: index, codec: codec), startFrame: frame,
+                    frames: frames, startTime: info.time(atFrame: frame), complete: true, repaired: true, bytes: bytes))
             frame += frames
         }
         info.segments = segments
         info.frames = frame
-        info.bytes = segments.reduce(0) { $0 + SegmentFile.headerBytes + $1.frames * format.bytesPerFrame }
+        // A WAV segment is its header and samples; an encoded one lists its own size.
+        info.bytes = segments.reduce(0) { $0 + ($1.bytes ?? SegmentFile.headerBytes + $1.frames * format.bytesPerFrame) }
         info.gaps.removeAll { $0.startFrame >= frame }
         info.state = .interrupted
         info.endedAt = info.time(atFrame: frame)
@@ -81,6 +89,8 @@ extension RecordingStore {
         return info
     }
 
-    /// Where segment `index` of a recording is downloaded.
-    static func segmentURL(id: String, index: Int) -> String { "/v1/recordings/\(id)/segments/\(index).wav" }
+    /// Where segment `index` of a recording is downloaded, as stored.
+    static func segmentURL(id: String, index: Int, codec: RecordingCodec = .wav) -> String {
+        "/v1/recordings/\(id)/segments/\(index).\(codec.fileExtension)"
+    }
 }

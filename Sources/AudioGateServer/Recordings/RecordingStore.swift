@@ -38,7 +38,9 @@ struct RecordingStore: Sendable {
     func path(of id: String, file: String) -> String { directory(of: id) + "/" + file }
 
     /// File name of segment `index`.
-    static func segmentFile(_ index: Int) -> String { String(format: "segment-%05d.wav", index) }
+    static func segmentFile(_ index: Int, codec: RecordingCodec = .wav) -> String {
+        String(format: "segment-%05d.", index) + codec.fileExtension
+    }
 
     /// Creates a recording's folder.
     func create(_ id: String) throws(RecordingError) {

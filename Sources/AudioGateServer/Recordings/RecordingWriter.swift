@@ -7,7 +7,7 @@ import Glibc
 import Musl
 #endif
 
-/// Writes one recording's captured chunks into sample-exact WAV segments.
+/// Writes one recording's captured chunks into sample-exact segments (WAV, FLAC or Ogg Opus).
 ///
 /// Segment `n` holds exactly frames `n * segmentFrames ..< (n + 1) * segmentFrames` of the recording,
 /// whatever the chunking. Missing audio (the chunk timestamps jump) is written as silence of the
@@ -19,7 +19,9 @@ final class RecordingWriter {
     private let format: AudioFormat
     private let segmentFrames: Int
     private let maxFrames: Int?
-    private var segment: SegmentFile?
+    private let codec: RecordingCodec
+    private let bitrate: Int?
+    private var segment: (any SegmentWriting)?
     private var framesSinceFlush = 0
     private var expectedTimestamp: UInt64?
     private lazy var silence = [UInt8](repeating: 0, count: format.rate * format.bytesPerFrame / 10)
@@ -31,6 +33,8 @@ final class RecordingWriter {
         format = request.format
         segmentFrames = request.segmentFrames
         maxFrames = request.maxFrames
+        codec = request.codec
+        bitrate = request.bitrate
     }
 
     /// Whether `max_seconds` of audio has been written.
@@ -68,9 +72,12 @@ final class RecordingWriter {
             failure = failure ?? error
         }
         if let last = info.segments.last, last.frames == 0 {
-            unlink(store.path(of: info.id, file: last.file))
-            quota.release(SegmentFile.headerBytes)
-            info.bytes -= SegmentFile.headerBytes
+            let path = store.path(of: info.id, file: last.file)
+            var status = stat()
+            let size = stat(path, &status) == 0 ? Int(status.st_size) : 0
+            unlink(path)
+            quota.release(size)
+            info.bytes -= size
             info.segments.removeLast()
         }
         info.state = failure == nil ? state : .failed
@@ -108,48 +115,67 @@ final class RecordingWriter {
             var frames = min(segmentFrames - (info.segments[info.segments.count - 1].frames), (bytes.count - offset) / bytesPerFrame)
             if let maxFrames { frames = min(frames, maxFrames - info.frames) }
             let count = frames * bytesPerFrame
+            // The PCM size is reserved first; an encoded segment then gives back what it did not use.
             try quota.reserve(count)
+            let before = segment.fileBytes
             do {
                 try segment.append(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
             } catch {
                 quota.release(count)
                 throw error
             }
+            try settle(reserved: count, grown: segment.fileBytes - before)
             offset += count
             info.frames += frames
-            info.bytes += count
             info.segments[info.segments.count - 1].frames += frames
+            info.segments[info.segments.count - 1].bytes = segment.readableBytes
             framesSinceFlush += frames
             if info.segments[info.segments.count - 1].frames == segmentFrames || reachedLimit {
                 try closeSegment()
             } else if framesSinceFlush >= format.rate {
-                // At least once per second of audio: the file is a valid WAV up to here.
-                try segment.flushHeader()
+                // At least once per second of audio: the file is valid up to here.
+                try segment.checkpoint()
                 framesSinceFlush = 0
             }
         }
     }
 
-    private func openSegment() throws(RecordingError) -> SegmentFile {
+    /// Counts what a write really added on disk against the `reserved` bytes.
+    private func settle(reserved: Int, grown: Int) throws(RecordingError) {
+        if grown > reserved {
+            // An encoder emits a whole frame at once, which can outgrow the PCM just given it.
+            try quota.reserve(grown - reserved)
+        } else {
+            quota.release(reserved - grown)
+        }
+        info.bytes += grown
+    }
+
+    private func openSegment() throws(RecordingError) -> any SegmentWriting {
         if let segment { return segment }
         let index = info.segments.count
-        let file = RecordingStore.segmentFile(index)
-        try quota.reserve(SegmentFile.headerBytes)
-        let opened: SegmentFile
-        do {
-            opened = try SegmentFile(creating: store.path(of: info.id, file: file), format: format)
+        let file = RecordingStore.segmentFile(index, codec: codec)
+        let path = store.path(of: info.id, file: file)
+        let reserve = codec == .wav ? SegmentFile.headerBytes : EncodedSegmentFile.headerReserve
+        try quota.reserve(reserve)
+        let opened: any SegmentWriting
+        do throws(RecordingError) {
+            switch codec {
+            case .wav: opened = try SegmentFile(creating: path, format: format)
+            case .flac, .opus: opened = try EncodedSegmentFile(creating: path, codec: codec, format: format, bitrate: bitrate)
+            }
         } catch {
-            quota.release(SegmentFile.headerBytes)
+            quota.release(reserve)
             throw error
         }
         segment = opened
         framesSinceFlush = 0
-        info.bytes += SegmentFile.headerBytes
+        try settle(reserved: reserve, grown: opened.fileBytes)
         info.segments.append(
             RecordingInfo.Segment(
-                index: index, file: file, url: RecordingStore.segmentURL(id: info.id, index: index),
+                index: index, file: file, url: RecordingStore.segmentURL(id: info.id, index: index, codec: codec),
                 startFrame: info.frames, frames: 0, startTime: info.time(atFrame: info.frames), complete: false,
-                repaired: false))
+                repaired: false, bytes: opened.readableBytes))
         try store.save(info)
         return opened
     }
@@ -157,7 +183,11 @@ final class RecordingWriter {
     private func closeSegment() throws(RecordingError) {
         guard let segment else { return }
         self.segment = nil
+        let before = segment.fileBytes
         try segment.finish()
+        // The encoder's last frames and the trailer.
+        try settle(reserved: 0, grown: segment.fileBytes - before)
+        info.segments[info.segments.count - 1].bytes = segment.readableBytes
         info.segments[info.segments.count - 1].complete = true
         try store.save(info)
     }

@@ -41,11 +41,26 @@ extension AudioGateServer {
         }
         router.get("/v1/recordings/:id/segments/:file") { request, context in
             let file = try context.parameters.require("file")
-            guard file.hasSuffix(".wav"), let index = Int(file.dropLast(4)), index >= 0, file.count <= 12 else {
-                throw APIError(.notFound, "segments are named <n>.wav, counting from 0")
+            let stem = String(file.prefix { $0 != "." })
+            guard let index = Int(stem), index >= 0, stem.count <= 8, file.count > stem.count + 1 else {
+                throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
             }
-            let download = try service.segment(context.parameters.require("id"), index: index)
+            let id = try context.parameters.require("id")
+            // The file as stored when the extension is its own; otherwise a conversion.
+            guard let download = try service.storedSegment(id, index: index, fileExtension: String(file.dropFirst(stem.count + 1))) else {
+                guard let kind = try RecordingExport.Kind.parse(file, base: stem) else {
+                    throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
+                }
+                return try service.export(id, segment: index, kind: kind).response()
+            }
             return try SegmentResponse.make(download, range: request.headers[.range])
+        }
+        router.get("/v1/recordings/:id/:file") { _, context in
+            let file = try context.parameters.require("file")
+            guard let kind = try RecordingExport.Kind.parse(file, base: "audio") else {
+                throw APIError(.notFound, "the whole recording is audio.wav, .flac, .ogg, .mp3 or .m4a")
+            }
+            return try service.export(context.parameters.require("id"), segment: nil, kind: kind).response()
         }
     }
 }

@@ -10,7 +10,7 @@ import Musl
 ///
 /// The header is written first and rewritten on every `flushHeader()`, always after the data it
 /// counts, so the file is a valid WAV up to the last flush whenever the process dies.
-final class SegmentFile {
+final class SegmentFile: SegmentWriting {
     /// Bytes of the canonical header in front of the samples.
     static let headerBytes = 44
 
@@ -52,8 +52,12 @@ final class SegmentFile {
         dataBytes += bytes.count
     }
 
+    var fileBytes: Int { Self.headerBytes + dataBytes }
+
+    var readableBytes: Int? { nil }
+
     /// Rewrites the header so it counts every byte written so far.
-    func flushHeader() throws(RecordingError) {
+    func checkpoint() throws(RecordingError) {
         try writeHeader()
     }
 

@@ -10,7 +10,7 @@ enum SegmentResponse {
     static func make(_ download: SegmentDownload, range header: String?) throws -> Response {
         let length = download.length
         var headers: HTTPFields = [
-            .contentType: "audio/wav", .acceptRanges: "bytes",
+            .contentType: download.codec.contentType, .acceptRanges: "bytes",
             .contentDisposition: "attachment; filename=\"\(download.name)\"",
         ]
         let range: ClosedRange<Int>

@@ -144,14 +144,15 @@ enum PlaybackClient {
         return log
     }
 
-    /// Sends `samples` (mono floats) as s16le binary frames of `chunkMs`, at real-time pace with
-    /// each send up to `jitterMs` late (not cumulative), or as fast as possible when `realTime` is false.
+    /// Sends `samples` (mono floats) as binary frames of `chunkMs` in `format` (s16le unless told), at
+    /// real-time pace with each send up to `jitterMs` late (not cumulative), or as fast as possible when
+    /// `realTime` is false.
     static func send(
-        _ samples: [Float], rate: Int, chunkMs: Int = 20, jitterMs: Double = 0, realTime: Bool = true, seed: UInt64 = 7,
-        to outbound: WebSocketOutboundWriter
+        _ samples: [Float], rate: Int, format: SampleFormat = .s16le, chunkMs: Int = 20, jitterMs: Double = 0,
+        realTime: Bool = true, seed: UInt64 = 7, to outbound: WebSocketOutboundWriter
     ) async throws {
-        let bytes = SampleConversion.encode(samples, format: .s16le)
-        let chunkBytes = rate * chunkMs / 1000 * 2
+        let bytes = SampleConversion.encode(samples, format: format)
+        let chunkBytes = rate * chunkMs / 1000 * format.bytesPerSample
         var generator = SeededGenerator(seed: seed)
         let start = MonotonicClock.nowMilliseconds()
         var offset = 0

@@ -112,7 +112,7 @@ class Client:
     # ---- recordings
 
     async def start_recording(self, **fields: Any) -> dict[str, Any]:
-        """`POST /v1/recordings` (rate, channels, format, segment_seconds, max_seconds, name, aec, ns, agc)."""
+        """`POST /v1/recordings` (rate, channels, format, segment_seconds, max_seconds, name, aec, ns, agc, codec, bitrate)."""
         return await self._json("POST", "/v1/recordings", body=fields)
 
     async def stop_recording(self, recording_id: str) -> dict[str, Any]:
