@@ -36,7 +36,7 @@ struct CaptureUnitTests {
         arguments: [
             ("rate", "12345"), ("rate", "abc"), ("channels", "7"), ("channels", "0"), ("format", "mp3"),
             ("format", "s24le"), ("chunk_ms", "0"), ("chunk_ms", "201"), ("chunk_ms", "9"), ("encoding", "xml"),
-            ("levels", "maybe"), ("container", "ogg"), ("seconds", "0"), ("seconds", "-1"), ("seconds", "nan"),
+            ("levels", "maybe"), ("container", "avi"), ("seconds", "0"), ("seconds", "-1"), ("seconds", "nan"),
             ("seconds", "1e9"),
         ])
     func rejected(name: String, value: String) {
