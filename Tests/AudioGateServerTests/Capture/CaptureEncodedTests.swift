@@ -74,6 +74,8 @@ struct CaptureEncodedTests {
                 let pitch = Goertzel.dominantFrequency(measured, rate: decoded.rate, near: CaptureTonePlayer.frequency)
                 #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(test): \(pitch) Hz")
                 let level = Self.toneLevel(measured, rate: decoded.rate)
+                RealTime.log(
+                    "\(test.query): \(bytes.count) bytes, \(decoded.seconds) s decoded (+\(test.delaySeconds) s codec delay expected), pitch \(pitch) Hz, tone \(level - reference) dB against PCM")
                 #expect(abs(level - reference) <= (test.lossless ? 1 : 2), "\(test): tone at \(level) dB, PCM \(reference) dB")
             }
         }

@@ -56,6 +56,7 @@ struct RecordingExportTests {
                     let pitch = Goertzel.dominantFrequency(middle, rate: decoded.rate, near: CaptureTonePlayer.frequency)
                     #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(path): \(pitch) Hz")
                     let level = Self.toneLevel(middle, rate: decoded.rate)
+                    RealTime.log("export \(path): \(bytes.count) bytes, \(decoded.seconds) s of \(seconds) s, pitch \(pitch) Hz, tone \(level - reference) dB against the WAV")
                     #expect(abs(level - reference) <= (lossless ? 1 : 2), "\(path): \(level) dB against \(reference) dB")
                 }
             }
