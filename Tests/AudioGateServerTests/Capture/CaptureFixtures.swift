@@ -89,6 +89,16 @@ struct CapturedStream: Sendable {
         events.map(\.json).filter { $0["type"] as? String == type }
     }
 
+    /// The voice detector's events: state (`speech` or `silence`) and capture time.
+    var voiceEvents: [(state: String, ms: Double)] {
+        events(ofType: "vad").map { (state: $0["state"] as? String ?? "", ms: $0["timestamp_ms"] as? Double ?? 0) }
+    }
+
+    /// The voice detector's events as `state@ms` from `originMs`, for failure messages and logs.
+    func voiceEventsDescription(from originMs: Double) -> String {
+        voiceEvents.map { "\($0.state)@\(Int($0.ms - originMs))" }.joined(separator: " ")
+    }
+
     mutating func add(_ message: WebSocketMessage) {
         let now = MonotonicClock.nowMilliseconds()
         switch message {

@@ -67,10 +67,8 @@ struct VoiceMusicRoomTests {
                 let betweenUtterances = erle(firstStart + firstMs + 400, secondStart - 100)
                 let musicRaw = rawLine.level(musicStart + 2000, firstStart - 100)
                 let userRaw = rawLine.level(firstStart, firstStart + firstMs)
-                let events = processed.events(ofType: "vad").map {
-                    (state: $0["state"] as? String ?? "", ms: $0["timestamp_ms"] as? Double ?? 0)
-                }
-                let relative = events.map { "\($0.state)@\(Int($0.ms - musicStart))" }.joined(separator: " ")
+                let events = processed.voiceEvents
+                let relative = processed.voiceEventsDescription(from: musicStart)
                 RealTime.log(
                     String(
                         format: "music room: ERLE from 2 s %.1f dB, between utterances %.1f dB; music %.1f dBFS, "

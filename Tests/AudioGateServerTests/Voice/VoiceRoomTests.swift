@@ -90,10 +90,8 @@ struct VoiceRoomTests {
                 let userKept = Signal.componentLevel(
                     of: Array(processedRun.window(userStart, userStart + userMs)),
                     in: Array(processedRun.window(doubleAligned, doubleAligned + userMs)))
-                let events = processed.events(ofType: "vad").map {
-                    (state: $0["state"] as? String ?? "", ms: $0["timestamp_ms"] as? Double ?? 0)
-                }
-                let relative = events.map { "\($0.state)@\(Int($0.ms - agentStart))" }.joined(separator: " ")
+                let events = processed.voiceEvents
+                let relative = processed.voiceEventsDescription(from: agentStart)
                 RealTime.log(
                     String(
                         format: "room at %+.0f dB echo-to-user (measured %+.1f): ERLE first 1 s %.1f dB, after 2 s %.1f dB; "
