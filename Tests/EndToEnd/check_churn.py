@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Connection churn soak: the server's memory must not grow with connections or requests.
 
-For each kind (capture WebSocket, playback WebSocket bare and with audio + mark + clear, POST of
+For each kind (capture WebSocket raw and Opus, a live Ogg capture over HTTP, playback WebSocket bare and with audio + mark + clear, POST of
 100 ms of silence, POST of 200 ms of MP3, Ogg Opus, FLAC and WebM Opus made with ffmpeg at the
 start, POST /v1/say, Wyoming mic and snd connections, GET /v1/status as a control) it reads the
 server's RSS, runs thousands of connections, reads RSS again and fails when a kind grew by more
@@ -39,6 +39,8 @@ import e2e
 HOST = "127.0.0.1"
 DESCRIPTIONS = {
     "capture_ws": "capture WebSocket: connect, `start`, close",
+    "capture_opus_ws": "capture WebSocket `format=opus`: `start`, one packet, close",
+    "capture_ogg": "`GET /v1/capture?container=ogg`: headers and the first page, close",
     "playback_ws": "playback WebSocket: connect, close",
     "playback_ws_audio": "playback WebSocket: 100 ms of audio, a mark, a clear",
     "post_playback": "`POST /v1/playback` of 100 ms, then `DELETE`",
@@ -52,9 +54,9 @@ DESCRIPTIONS = {
     "get_status": "`GET /v1/status` (control)",
 }
 RESULTS = []  # (kind, KB per connection, connections, steal %) of the measured runs
-KINDS = ["capture_ws", "playback_ws", "playback_ws_audio", "post_playback", "post_mp3", "post_ogg", "post_flac",
+KINDS = ["capture_ws", "capture_opus_ws", "capture_ogg", "playback_ws", "playback_ws_audio", "post_playback", "post_mp3", "post_ogg", "post_flac",
          "post_webm", "say", "wyoming_mic", "wyoming_snd", "get_status"]
-WEBSOCKET_KINDS = {"capture_ws", "playback_ws", "playback_ws_audio"}
+WEBSOCKET_KINDS = {"capture_ws", "capture_opus_ws", "playback_ws", "playback_ws_audio"}
 # Kinds whose work runs on the decoder and speech threads: their heap takes a few thousand requests
 # to reach its high-water mark (1 to 3 MB above a 500-request warm-up), so they warm up as long as
 # the WebSocket kinds.
@@ -133,6 +135,14 @@ async def one(kind, port, worker):
         async with websockets.connect(f"{base}/v1/capture") as ws:
             start = json.loads(await ws.recv())
             assert start["type"] == "start", start
+    elif kind == "capture_opus_ws":
+        async with websockets.connect(f"{base}/v1/capture?format=opus") as ws:
+            start = json.loads(await ws.recv())
+            assert start["type"] == "start" and start["codec"] == "opus", start
+            packet = await ws.recv()
+            assert isinstance(packet, bytes) and packet, packet
+    elif kind == "capture_ogg":
+        await ogg_first_audio_page(port)
     elif kind == "playback_ws":
         async with websockets.connect(f"{base}/v1/playback?stream=churn-{worker}"):
             pass
@@ -201,6 +211,39 @@ async def one(kind, port, worker):
         raise ValueError(kind)
 
 
+async def ogg_first_audio_page(port):
+    """`GET /v1/capture?container=ogg` read up to its first page of audio (after the header pages),
+    then closed while the stream goes on."""
+    reader, writer = await asyncio.open_connection(HOST, port)
+    try:
+        writer.write(f"GET /v1/capture?container=ogg HTTP/1.1\r\nHost: {HOST}:{port}\r\n\r\n".encode())
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        assert status == 200, head
+        assert b"audio/ogg" in head and b"chunked" in head.lower(), head
+        body = bytearray()
+        while True:
+            # One chunk of the chunked body: its size in hex, CRLF, the bytes, CRLF.
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            assert size > 0, "the stream ended"
+            body += await reader.readexactly(size + 2)
+            del body[-2:]
+            while len(body) >= 27 and len(body) >= 27 + body[26]:
+                assert body[:4] == b"OggS", bytes(body[:32])
+                segments = body[26]
+                length = 27 + segments + sum(body[27:27 + segments])
+                if len(body) < length:
+                    break
+                granule = int.from_bytes(body[6:14], "little", signed=True)
+                if granule > 0:
+                    return
+                del body[:length]
+    finally:
+        writer.close()
+        await wait_closed(writer)
+
+
 async def wait_closed(writer):
     try:
         await writer.wait_closed()
@@ -237,7 +280,11 @@ async def settle(port):
         status, body = await http(port, "GET", "/v1/status")
         state = json.loads(body)
         wyoming = state["wyoming"]
-        if (status == 200 and state["capture"]["subscribers"] == 0 and state["playback"]["streams"] == 0
+        capture = state["capture"]
+        # A compressed capture client's slot is given back when the server notices it left: an
+        # HTTP stream's at the next page it fails to send, up to 100 ms after the client closed.
+        if (status == 200 and capture["subscribers"] == 0 and capture["encoded_clients"] == 0
+                and not capture["encoders"] and state["playback"]["streams"] == 0
                 and wyoming["mic_clients"] == 0 and wyoming["snd_clients"] == 0):
             break
         await asyncio.sleep(0.05)
