@@ -40,7 +40,7 @@ HOST = "127.0.0.1"
 DESCRIPTIONS = {
     "capture_ws": "capture WebSocket: connect, `start`, close",
     "capture_opus_ws": "capture WebSocket `format=opus`: `start`, one packet, close",
-    "capture_ogg": "`GET /v1/capture?container=ogg`: headers and the first page, close",
+    "capture_ogg": "`GET /v1/capture?container=ogg`: read to the first audio page, close",
     "playback_ws": "playback WebSocket: connect, close",
     "playback_ws_audio": "playback WebSocket: 100 ms of audio, a mark, a clear",
     "post_playback": "`POST /v1/playback` of 100 ms, then `DELETE`",
