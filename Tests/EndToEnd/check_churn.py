@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Connection churn soak: the server's memory must not grow with connections or requests.
 
-For each kind (capture WebSocket raw and Opus, a live Ogg capture over HTTP, playback WebSocket bare and with audio + mark + clear, POST of
-100 ms of silence, POST of 200 ms of MP3, Ogg Opus, FLAC and WebM Opus made with ffmpeg at the
-start, POST /v1/say, Wyoming mic and snd connections, GET /v1/status as a control) it reads the
-server's RSS, runs thousands of connections, reads RSS again and fails when a kind grew by more
-than the threshold per connection. Every connection must succeed (status 200, the events
-expected). Expects a release build; builds nothing.
+For each kind (capture WebSocket raw and `format=opus`, a live `container=ogg` capture over HTTP,
+playback WebSocket bare and with audio + mark + clear, POST of 100 ms of silence, POST of 200 ms of
+MP3, Ogg Opus, FLAC and WebM Opus made with ffmpeg at the start, POST /v1/say, Wyoming mic and snd
+connections, GET /v1/status as a control) it reads the server's RSS, runs thousands of connections,
+reads RSS again and fails when a kind grew by more than the threshold per connection. Every
+connection must succeed (status 200, the events expected), and after each kind every capture client
+slot must come back (`/v1/status`), so no kind starts against the last one's. Expects a release
+build; builds nothing.
 
 Every WebSocket leaves a cancelled auto-ping sleep behind that holds a few hundred bytes until its
 timer fires (up to 30 s after the close). So the WebSocket kinds first run a warm-up as large as the
@@ -54,8 +56,8 @@ DESCRIPTIONS = {
     "get_status": "`GET /v1/status` (control)",
 }
 RESULTS = []  # (kind, KB per connection, connections, steal %) of the measured runs
-KINDS = ["capture_ws", "capture_opus_ws", "capture_ogg", "playback_ws", "playback_ws_audio", "post_playback", "post_mp3", "post_ogg", "post_flac",
-         "post_webm", "say", "wyoming_mic", "wyoming_snd", "get_status"]
+KINDS = ["capture_ws", "capture_opus_ws", "capture_ogg", "playback_ws", "playback_ws_audio", "post_playback",
+         "post_mp3", "post_ogg", "post_flac", "post_webm", "say", "wyoming_mic", "wyoming_snd", "get_status"]
 WEBSOCKET_KINDS = {"capture_ws", "capture_opus_ws", "playback_ws", "playback_ws_audio"}
 # Kinds whose work runs on the decoder and speech threads: their heap takes a few thousand requests
 # to reach its high-water mark (1 to 3 MB above a 500-request warm-up), so they warm up as long as
