@@ -37,7 +37,7 @@ extension CaptureSubscriber {
         case shared(SharedChunks)
     }
 
-    struct State {
+    struct State: AwaitedState {
         var lifecycle = Lifecycle.open(.starting)
         /// Exactly one of the two is set, for good. Two optionals rather than the `Queue` enum: the
         /// fan-out changes them in place every period, and an optional's payload is changed in
@@ -157,12 +157,6 @@ extension CaptureSubscriber {
         mutating func close() -> Wake {
             lifecycle = .closed
             return takeWaiter().map(Wake.resume) ?? .none
-        }
-
-        /// The stored waiter, to be resumed after the lock is released.
-        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
-            defer { waiter = nil }
-            return waiter
         }
 
         /// Counts the oldest whole chunk as dropped (the caller removed it): the queue keeps its bound.

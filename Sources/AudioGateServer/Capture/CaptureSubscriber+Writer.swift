@@ -11,18 +11,7 @@ extension CaptureSubscriber {
             if Task.isCancelled { return nil }
             let event = buffer.withUnsafeMutableBufferPointer { take(into: $0) }
             if let event { return event }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let ready = state.withLock { state -> Bool in
-                        if state.hasWork { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
-                }
-            } onCancel: {
-                close()
-            }
+            await state.waitForWork { close() }
         }
     }
 

@@ -15,7 +15,7 @@ final class EncodedListener: Sendable {
         case overrun(droppedMilliseconds: Int)
     }
 
-    struct State {
+    struct State: AwaitedState {
         var pieces = CircularBuffer<(bytes: ByteBuffer, frames: Int)>()
         var droppedFrames = 0
         var waiter: CheckedContinuation<Void, Never>?
@@ -24,11 +24,6 @@ final class EncodedListener: Sendable {
         var closed = false
 
         var hasWork: Bool { closed || finished || !pieces.isEmpty || droppedFrames > 0 }
-
-        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
-            defer { waiter = nil }
-            return waiter
-        }
     }
 
     /// Pieces queued before the oldest is dropped.
@@ -92,18 +87,7 @@ final class EncodedListener: Sendable {
                 return nil
             }
             if let taken { return taken }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let ready = state.withLock { state -> Bool in
-                        if state.hasWork { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if ready { continuation.resume() }
-                }
-            } onCancel: {
-                close()
-            }
+            await state.waitForWork { close() }
         }
     }
 }

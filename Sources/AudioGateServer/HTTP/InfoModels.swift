@@ -65,6 +65,9 @@ struct StatusResponse: Encodable {
         var sendDelay: LatencyHistogram.Summary
         /// The shared encoders of compressed capture streams.
         var encoders: [CaptureEncoderStatus] = []
+        /// Clients of compressed capture streams (shared and `seconds` encoders); with `subscribers`
+        /// they count against `max_capture_clients`.
+        var encodedClients = 0
     }
 
     struct Playback: Encodable {

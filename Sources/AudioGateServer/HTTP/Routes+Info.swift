@@ -48,7 +48,7 @@ extension AudioGateServer {
                 subscribers: engine.captureHub.subscriberCount, frames: capture.frames, lastError: capture.lastError,
                 lostMs: engine.captureHub.lostMilliseconds, formats: engine.captureHub.formatStatus,
                 clients: engine.captureHub.clientStatus, sendDelay: engine.captureHub.sendDelayStatus,
-                encoders: engine.captureHub.encoders.status),
+                encoders: engine.captureHub.encoders.status, encodedClients: engine.captureHub.encoders.listenerCount),
             playback: .init(
                 state: playback.state.rawValue, device: playback.name, streams: engine.mixer.streamCount,
                 queuedMs: engine.mixer.queuedMilliseconds, playedFrames: playback.frames,
