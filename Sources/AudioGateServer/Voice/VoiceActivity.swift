@@ -22,8 +22,14 @@ struct VoiceActivity {
     /// Feeds one frame's decision: its processed and unprocessed levels, the capture time of its first
     /// sample, and whether the speaker is playing (so the frame may hold residual echo). Returns the event this frame completes, if any; its timestamp
     /// is the capture time of the audio where speech started or ended.
-    mutating func update(voiced: Bool, levelDBFS: Double, rawDBFS: Double, start: UInt64, echo: Bool = false) -> Event? {
-        let active = voiced && levelDBFS > Self.floorDBFS && (!echo || levelDBFS > rawDBFS - Self.echoCancelledDB)
+    ///
+    /// `nearEndLouder` (the microphone well over what the speaker's echo explains) keeps speech that
+    /// has started from ending; it never starts speech, which stays the detector's call.
+    mutating func update(
+        voiced: Bool, levelDBFS: Double, rawDBFS: Double, start: UInt64, echo: Bool = false, nearEndLouder: Bool = false
+    ) -> Event? {
+        let heard = voiced && levelDBFS > Self.floorDBFS && (!echo || levelDBFS > rawDBFS - Self.echoCancelledDB)
+        let active = heard || speaking && echo && nearEndLouder
         if active != speaking {
             if run == 0 { runStart = start }
             run += 1

@@ -36,6 +36,7 @@ final class VoiceChannel: Sendable {
         /// Next device frame to read from the echo reference.
         var cursor: Double?
         var activity = VoiceActivity()
+        var returnLoss = EchoReturnLoss()
         /// Frames of audible reference the canceller has seen (until it has converged).
         var farEndFrames = 0
         /// Frames since the reference was last audible (its echo lingers in the room a while).
@@ -195,6 +196,7 @@ final class VoiceChannel: Sendable {
                 worker.cursor = nil
                 worker.farEndFrames = 0
                 worker.activity.reset()
+                worker.returnLoss.reset()
             }
             process(&worker, start: taken.start, ready: taken.ready, subscribers: taken.subscribers)
         }
@@ -215,9 +217,11 @@ final class VoiceChannel: Sendable {
                     try worker.processor.resetEchoCanceller()
                     worker.echoPathMoved = false
                     worker.farEndFrames = 0
+                    worker.returnLoss.reset()
                 }
                 var far = LevelMeter()
                 worker.reference.withUnsafeBufferPointer { far.add($0) }
+                worker.returnLoss.reference(far.rmsDBFS)
                 worker.sinceFarEnd = worker.sinceFarEnd == .max ? .max : worker.sinceFarEnd + 1
                 if far.rmsDBFS > Self.farEndFloorDBFS {
                     // After a pause the suppressor needs a few frames to clamp down again.
@@ -258,10 +262,14 @@ final class VoiceChannel: Sendable {
         var meter = LevelMeter()
         worker.frame.withUnsafeBufferPointer { meter.add($0) }
         let echo = worker.sinceFarEnd < Self.echoTailFrames
-        guard
-            let event = worker.activity.update(
-                voiced: voiced && !warmingUp, levelDBFS: meter.rmsDBFS, rawDBFS: raw.rmsDBFS, start: time, echo: echo)
-        else { return }
+        let nearEndLouder = echo && worker.returnLoss.nearEndLouder(rawDBFS: raw.rmsDBFS)
+        let event = worker.activity.update(
+            voiced: voiced && !warmingUp, levelDBFS: meter.rmsDBFS, rawDBFS: raw.rmsDBFS, start: time, echo: echo,
+            nearEndLouder: nearEndLouder)
+        if echo, !warmingUp, !worker.activity.speaking, !voiced {
+            worker.returnLoss.learn(rawDBFS: raw.rmsDBFS, floorDBFS: Self.farEndFloorDBFS)
+        }
+        guard let event else { return }
         switch event {
         case .speech(let timestamp):
             for subscriber in subscribers { subscriber.deliverVoice(speech: true, timestamp: timestamp) }
