@@ -69,14 +69,14 @@ struct CaptureEncodedTests {
                     return try FFmpegTool.decode(path)
                 }
                 // An MP3 stream has no LAME tag to tell the decoder the encoder's delay: it decodes that much longer.
-                #expect(abs(decoded.seconds - 2 - test.delaySeconds) <= test.frameSeconds, "\(test): \(decoded.seconds) s")
+                try SignalCheckFailure.require(abs(decoded.seconds - 2 - test.delaySeconds) <= test.frameSeconds, "\(test): \(decoded.seconds) s")
                 let measured = Array(decoded.mono.dropFirst(decoded.rate / 2))
                 let pitch = Goertzel.dominantFrequency(measured, rate: decoded.rate, near: CaptureTonePlayer.frequency)
-                #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(test): \(pitch) Hz")
+                try SignalCheckFailure.require(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(test): \(pitch) Hz")
                 let level = Self.toneLevel(measured, rate: decoded.rate)
                 RealTime.log(
                     "\(test.query): \(bytes.count) bytes, \(decoded.seconds) s decoded (+\(test.delaySeconds) s codec delay expected), pitch \(pitch) Hz, tone \(level - reference) dB against PCM")
-                #expect(abs(level - reference) <= (test.lossless ? 1 : 2), "\(test): tone at \(level) dB, PCM \(reference) dB")
+                try SignalCheckFailure.require(abs(level - reference) <= (test.lossless ? 1 : 2), "\(test): tone at \(level) dB, PCM \(reference) dB")
             }
         }
     }
@@ -126,7 +126,12 @@ struct CaptureEncodedTests {
         defer { player.stop() }
         try await app.test(.live) { client in
             try await RealTime.retryingOnSteal {
-                let stream = try await CaptureClient.receive(client, "format=opus&rate=16000&chunk_ms=20", seconds: 10) {
+                // 64 kbps, not the default 24: the fixture's tone carries white noise at -31 dB, and
+                // at 24 kbps libopus alone (the same tone, resampled and encoded offline, no capture)
+                // moves the tone's phase between 20 ms windows by up to 0.35 rad (median 0.14, over
+                // 0.2 in 11 of 40 noise seeds), so a bound there cannot tell a capture glitch from the
+                // codec. At 64 kbps the codec's worst over those seeds is 0.021 rad, the noise's own floor.
+                let stream = try await CaptureClient.receive(client, "format=opus&rate=16000&chunk_ms=20&bitrate=64k", seconds: 10) {
                     $0.binaryChunkSizes.count >= 150
                 }
                 let start = try JSONSerialization.jsonObject(with: Data((stream.start ?? "").utf8)) as? [String: Any] ?? [:]
@@ -136,6 +141,7 @@ struct CaptureEncodedTests {
                 #expect(start["channels"] as? Int == 1)
                 #expect(start["chunk_ms"] as? Int == 20)
                 #expect(start["pre_skip"] as? Int == 312)
+                #expect(start["bitrate"] as? Int == 64000)
                 // libavcodec's Opus decoders give 48 kHz whatever the packets were encoded at.
                 let decoder = try PacketDecoder(rate: 16000, channels: 1)
                 var samples: [Float] = []
@@ -150,9 +156,11 @@ struct CaptureEncodedTests {
                 // After the decoder's pre-skip and the tone's start: one continuous tone, no jumps in phase.
                 let measured = Array(samples.dropFirst(48000))
                 let pitch = Goertzel.dominantFrequency(measured, rate: 48000, near: CaptureTonePlayer.frequency)
-                #expect(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(pitch) Hz")
+                try SignalCheckFailure.require(abs(pitch - CaptureTonePlayer.frequency) < 1, "\(pitch) Hz")
                 let report = PhaseContinuity.check(measured, frequency: CaptureTonePlayer.frequency, rate: 48000, windowMilliseconds: 20)
-                #expect(report.gaps.isEmpty && report.isContinuous(maxJump: 0.2), "\(report)")
+                RealTime.log(String(format: "opus packets: phase jump %.3f rad at sample %d, %d gaps", report.maxPhaseJump, report.maxPhaseJumpSample ?? -1, report.gaps.count))
+                // Five times the codec's own worst at this bitrate.
+                try SignalCheckFailure.require(report.gaps.isEmpty && report.isContinuous(maxJump: 0.1), "\(report)")
             }
         }
     }

@@ -33,8 +33,8 @@ struct CaptureWebSocketTests {
                         #expect(stream.binaryChunkSizes.allSatisfy { $0 == frames * 2 })
                         let samples = Array(stream.binary.samples(.s16le).dropFirst(rate / 2))
                         let frequency = Goertzel.dominantFrequency(samples, rate: rate, near: CaptureTonePlayer.frequency)
-                        #expect(abs(frequency - CaptureTonePlayer.frequency) < 1, "rate \(rate): \(frequency) Hz")
-                        #expect(Goertzel.power(samples, frequency: 1000, rate: rate) > -12, "rate \(rate)")
+                        try SignalCheckFailure.require(abs(frequency - CaptureTonePlayer.frequency) < 1, "rate \(rate): \(frequency) Hz")
+                        try SignalCheckFailure.require(Goertzel.power(samples, frequency: 1000, rate: rate) > -12, "rate \(rate): tone power \(Goertzel.power(samples, frequency: 1000, rate: rate)) dB")
                     }
                 }
             }
@@ -58,7 +58,7 @@ struct CaptureWebSocketTests {
                 let arrivalGaps = zip(j.audio, j.audio.dropFirst()).map { $1.arrivedMs - $0.arrivedMs }
                 let tsGaps = zip(j.audio, j.audio.dropFirst()).map { $1.timestampMs - $0.timestampMs }
                 let bigGaps = arrivalGaps.enumerated().filter { $0.element > 100 }.map { "\($0.offset):\(Int($0.element))" }
-                #expect(abs(Double(frames) - 160_000) <= 160_000 * 0.005, "\(frames) frames in 10 s; total chunks \(j.audio.count); big arrival gaps \(bigGaps); max ts gap \(tsGaps.max() ?? 0); span ts \((j.audio.last?.timestampMs ?? 0) - (j.audio.first?.timestampMs ?? 0)) arrival span \((j.audio.last?.arrivedMs ?? 0) - (j.audio.first?.arrivedMs ?? 0))")
+                try SignalCheckFailure.require(abs(Double(frames) - 160_000) <= 160_000 * 0.005, "\(frames) frames in 10 s; total chunks \(j.audio.count); big arrival gaps \(bigGaps); max ts gap \(tsGaps.max() ?? 0); span ts \((j.audio.last?.timestampMs ?? 0) - (j.audio.first?.timestampMs ?? 0)) arrival span \((j.audio.last?.arrivedMs ?? 0) - (j.audio.first?.arrivedMs ?? 0))")
                 #expect(j.audio.enumerated().allSatisfy { $0.element.seq == UInt64($0.offset) }, "seq has a gap")
                 #expect(j.events(ofType: "overrun").isEmpty)
                 // timestamp_ms advances by the chunk length.

@@ -96,14 +96,14 @@ struct TimedPlaybackTests {
             let samples = monitor.samples
             let statistics = stream.statistics
             let end = Self.milliseconds(start) + 1000
-            let tone = try #require(PlaybackAnalysis.segments(samples).last, "nothing heard")
+            guard let tone = PlaybackAnalysis.segments(samples).last else { throw SignalCheckFailure("nothing heard") }
             let endError = monitor.time(ofSample: tone.upperBound) - end
             RealTime.log(String(format: "late start: tone ended %+.2f ms from its time; %@", endError, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
             #expect(accepted == 50)
-            #expect(statistics.lateChunks >= 10 && statistics.lateChunks <= 14, "late chunks \(statistics.lateChunks)")
-            #expect(statistics.lateFrames >= 200 * 48 && statistics.lateFrames <= 270 * 48)
-            #expect(Self.onTime.contains(endError), "the tone ended \(endError) ms from its time")
-            #expect(PlaybackAnalysis.segments(samples).count == 1)
+            try SignalCheckFailure.require(statistics.lateChunks >= 10 && statistics.lateChunks <= 14, "late chunks \(statistics.lateChunks)")
+            try SignalCheckFailure.require(statistics.lateFrames >= 200 * 48 && statistics.lateFrames <= 270 * 48, "late frames \(statistics.lateFrames)")
+            try SignalCheckFailure.require(Self.onTime.contains(endError), "the tone ended \(endError) ms from its time")
+            try SignalCheckFailure.require(PlaybackAnalysis.segments(samples).count == 1, "\(PlaybackAnalysis.segments(samples).count) segments heard")
         }
     }
 
@@ -145,7 +145,7 @@ struct TimedPlaybackTests {
             let worst = settled.map(abs).max() ?? .infinity
             let expected = 0.001 * seconds * Double(Self.rate)
             let corrections = Double(stretch > 1 ? statistics.framesInserted : statistics.framesDropped)
-            let heard = try #require(PlaybackAnalysis.segments(samples).first)
+            guard let heard = PlaybackAnalysis.segments(samples).first else { throw SignalCheckFailure("nothing heard") }
             let heardMs = PlaybackAnalysis.milliseconds(heard.count)
             RealTime.log(
                 String(format: "drift %.3f: %.0f corrections (expected %.0f), worst offset %.0f µs, heard %.1f ms, phase jump %.3f rad; %@",
@@ -180,13 +180,13 @@ struct TimedPlaybackTests {
             let segments = PlaybackAnalysis.segments(samples)
             RealTime.log("resync: \(segments.map { PlaybackAnalysis.milliseconds($0.count) }) ms; \(statistics); card buffer holes \(Self.holes(server) - holesBefore)")
             #expect(statistics.resyncs == 1)
-            try #require(segments.count == 2, "heard \(segments.count) segments")
+            try SignalCheckFailure.require(segments.count == 2, "heard \(segments.count) segments")
             let secondError = monitor.time(ofSample: segments[1].lowerBound) - Self.milliseconds(secondStart)
-            #expect(Self.onTime.contains(secondError), "the second part started \(secondError) ms from its time")
+            try SignalCheckFailure.require(Self.onTime.contains(secondError), "the second part started \(secondError) ms from its time")
             let gapMs = PlaybackAnalysis.milliseconds(segments[1].lowerBound - segments[0].upperBound)
-            #expect(abs(gapMs - 80) < 2, "gap \(gapMs) ms")
+            try SignalCheckFailure.require(abs(gapMs - 80) < 2, "gap \(gapMs) ms")
             // The fade in: no step at the second part's start larger than the tone's own.
-            #expect(Signal.largestStep(samples[(segments[1].lowerBound - 48)..<(segments[1].lowerBound + 480)]) < 0.05)
+            try SignalCheckFailure.require(Signal.largestStep(samples[(segments[1].lowerBound - 48)..<(segments[1].lowerBound + 480)]) < 0.05, "a step at the second part's start")
         }
     }
 }

@@ -63,7 +63,7 @@ struct RecordingLiveTests {
                 try SignalCheckFailure.require(
                     segments.map { $0.int("frames") } == [160_000, 160_000, 160_000], "segment frames \(segments.map { $0["frames"] ?? "-" })")
                 #expect(segments.map { $0.int("start_frame") } == [0, 160_000, 320_000])
-                #expect(gaps.isEmpty)
+                try SignalCheckFailure.require(gaps.isEmpty, "gaps \(gaps)")
                 var joined: [Float] = []
                 for index in 0..<3 {
                     let wav = try RecordingFixtures.readWAV(try await RecordingFixtures.segment(client, speech, index))

@@ -102,23 +102,23 @@ struct VoiceRoomTests {
                         doubleProcessed - userProcessed, userKept, stealPercent, Int(userStart - agentStart), Int(doubleStart - agentStart))
                         + "; vad: " + relative)
 
-                #expect(abs(echoRaw - userRaw - echoToUserDB) <= 2, "the room's echo-to-user ratio \(echoRaw - userRaw) dB")
-                #expect(early >= 15, "ERLE in the first second \(early) dB")
-                #expect(late >= 30, "ERLE after 2 s \(late) dB")
-                #expect(abs(userProcessed - userRaw) <= 3, "user alone: raw \(userRaw), processed \(userProcessed)")
-                #expect(userKept >= -doubleTalkLimit, "the user in double talk \(userKept) dB against the user alone")
+                try SignalCheckFailure.require(abs(echoRaw - userRaw - echoToUserDB) <= 2, "the room's echo-to-user ratio \(echoRaw - userRaw) dB")
+                try SignalCheckFailure.require(early >= 15, "ERLE in the first second \(early) dB")
+                try SignalCheckFailure.require(late >= 30, "ERLE after 2 s \(late) dB")
+                try SignalCheckFailure.require(abs(userProcessed - userRaw) <= 3, "user alone: raw \(userRaw), processed \(userProcessed)")
+                try SignalCheckFailure.require(userKept >= -doubleTalkLimit, "the user in double talk \(userKept) dB against the user alone")
                 let agentAlone = events.filter {
                     $0.state == "speech"
                         && ($0.ms >= agentStart && $0.ms < userStart - 100
                             || $0.ms >= userStart + userMs + 300 && $0.ms < doubleStart - 100)
                 }
-                #expect(agentAlone.isEmpty, "speech detected while only the agent's echo played: \(relative)")
+                try SignalCheckFailure.require(agentAlone.isEmpty, "speech detected while only the agent's echo played: \(relative)")
                 let userOnset = events.first { $0.state == "speech" && $0.ms >= userStart - 100 && $0.ms < userStart + userMs }
-                #expect(userOnset.map { $0.ms - userStart <= 150 } == true, "user onset: \(relative)")
+                try SignalCheckFailure.require(userOnset.map { $0.ms - userStart <= 150 } == true, "user onset: \(relative)")
                 let doubleOnset = events.first {
                     $0.state == "speech" && $0.ms >= doubleStart - 300 && $0.ms < doubleStart + userMs
                 }
-                #expect(doubleOnset != nil, "no speech event in double talk: \(relative)")
+                try SignalCheckFailure.require(doubleOnset != nil, "no speech event in double talk: \(relative)")
             }
         }
     }
