@@ -1,8 +1,9 @@
 import AudioGateCore
-import AudioGateServer
 import AudioGateTestSupport
 import Foundation
 import Testing
+
+@testable import AudioGateServer
 
 /// Timed streams on the test card: each chunk leaves the card at its presentation time, checked
 /// against the recording of the speaker's monitor.
@@ -33,11 +34,25 @@ struct TimedPlaybackTests {
 
     static func milliseconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e6 }
 
-    /// Waits for the sink's timing to settle: the monitor reader that just started lowers the null
-    /// sink's latency (10 to 5 ms), and the pulse plugin's reported delay follows over a second or
-    /// two, which the mixer would rightly chase with corrections.
+    /// Waits for the sink's timing to settle. The monitor reader that just started lowers the null
+    /// sink's latency (10 to 5 ms), and the pulse plugin's reported delay, which the server dates
+    /// its output by, wanders by 1-2 ms in a new stream's first 10-15 s: libpulse's latency smoother
+    /// converges on timing updates 1.5 s apart. The server rightly follows what the device reports,
+    /// so measurements of when audio leaves start after that.
     static func settle() async throws {
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(10))
+    }
+
+    /// When the server dates device frame 0 now, in milliseconds (nil before the first write).
+    static func outputEpochMs(_ server: AudioGateServer) -> Double? {
+        server.engine.mixer.outputClock.withLock { $0.epoch }.map { $0 / 1e6 }
+    }
+
+    /// The same, read at monotonic time `nanoseconds`.
+    static func outputEpochMs(_ server: AudioGateServer, at nanoseconds: UInt64) async throws -> Double {
+        try await Task.sleep(for: .nanoseconds(nanoseconds - min(nanoseconds, MonotonicClock.nowNanoseconds())))
+        guard let epoch = outputEpochMs(server) else { throw SignalCheckFailure("the output was never dated") }
+        return epoch
     }
 
     /// The card's buffer found played out or underrun so far: each shifts the output by its gap.
@@ -62,7 +77,9 @@ struct TimedPlaybackTests {
             try await Self.settle()
             let start = MonotonicClock.nowNanoseconds() + 400_000_000
             Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: stream, start: start)
-            try await Task.sleep(for: .milliseconds(1700))
+            let epochAtStart = try await Self.outputEpochMs(server, at: start)
+            let epochAtEnd = try await Self.outputEpochMs(server, at: start + 1_000_000_000)
+            try await Task.sleep(for: .milliseconds(700))
             monitor.stop()
             let samples = monitor.samples
             let tone = try PlaybackAnalysis.singleTone(samples, frequency: 440, expectedMs: 1000, toleranceMs: 2)
@@ -75,7 +92,9 @@ struct TimedPlaybackTests {
             try SignalCheckFailure.require(Self.onTime.contains(onsetError), "the tone started \(onsetError) ms from its time")
             try SignalCheckFailure.require(report.gaps.isEmpty && report.isContinuous(maxJump: 0.1), "\(report)")
             #expect(statistics.lateChunks == 0 && statistics.resyncs == 0)
-            #expect(statistics.framesInserted + statistics.framesDropped <= 2)
+            // Single frames only as far as the card's date moved during the tone (see the drift test).
+            let clockFrames = abs(epochAtEnd - epochAtStart) * Double(Self.rate) / 1000
+            #expect(Double(statistics.framesInserted + statistics.framesDropped) <= 2 + clockFrames.rounded(.up))
         }
     }
 
@@ -110,6 +129,12 @@ struct TimedPlaybackTests {
     /// Chunks dated 0.1 % slow against the card, fed in real time: single frames are repeated,
     /// about 48 a second, the offset stays within a few frames and the tone has no jump larger
     /// than one frame's phase.
+    ///
+    /// The count is checked against the card as the server dates it. Through the pulse plugin that
+    /// date wanders by up to a millisecond in a new stream's first 10-15 s (libpulse's latency
+    /// smoother converging on timing updates 1.5 s apart), and now and then by half of one later;
+    /// the server rightly follows what the device reports, so every millisecond the date moved is
+    /// 48 frames more or fewer to correct.
     @Test("drift of 0.1 % is corrected by single frames", arguments: [1.001, 0.999])
     func drift(stretch: Double) async throws {
         try await PlaybackServer.live { server, _, monitor in
@@ -120,13 +145,16 @@ struct TimedPlaybackTests {
             let seconds = 8.0
             let tone = Signal.sine(frequency: 440, rate: Self.rate, seconds: seconds, amplitude: 0.5)
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
+            let end = start + UInt64(seconds * stretch * 1e9)
             var offsets: [Double] = []
+            var epochAtStart: Double?
             // Fed 200 ms ahead, as a network player would be.
             let chunkSamples = Self.chunkFrames
             var chunk = 0
             while chunk * chunkSamples < tone.count {
                 let due = start + UInt64(Double(chunk * chunkSamples) * 1e9 / Double(Self.rate) * stretch)
                 let now = MonotonicClock.nowNanoseconds()
+                if epochAtStart == nil, now >= start { epochAtStart = Self.outputEpochMs(server) }
                 if due > now + 200_000_000 {
                     try await Task.sleep(for: .milliseconds(10))
                     if let offset = stream.statistics.offsetMicroseconds { offsets.append(offset) }
@@ -136,6 +164,7 @@ struct TimedPlaybackTests {
                 Self.enqueue(piece, on: stream, start: start, stretch: stretch, firstChunk: chunk)
                 chunk += 1
             }
+            let epochAtEnd = try await Self.outputEpochMs(server, at: end)
             try await Task.sleep(for: .milliseconds(500))
             monitor.stop()
             let samples = monitor.samples
@@ -143,14 +172,19 @@ struct TimedPlaybackTests {
             let report = PhaseContinuity.check(samples, frequency: 440, rate: PlaybackMonitor.rate)
             let settled = offsets.dropFirst(100)  // after a second
             let worst = settled.map(abs).max() ?? .infinity
-            let expected = 0.001 * seconds * Double(Self.rate)
+            guard let epochAtStart else { throw SignalCheckFailure("the output was never dated") }
+            // Frame 0 dated later means every frame leaves later than planned: frames to drop.
+            let clockFrames = (epochAtEnd - epochAtStart) * Double(Self.rate) / 1000
+            let expected = 0.001 * seconds * Double(Self.rate) + (stretch > 1 ? -clockFrames : clockFrames)
             let corrections = Double(stretch > 1 ? statistics.framesInserted : statistics.framesDropped)
             guard let heard = PlaybackAnalysis.segments(samples).first else { throw SignalCheckFailure("nothing heard") }
             let heardMs = PlaybackAnalysis.milliseconds(heard.count)
             RealTime.log(
-                String(format: "drift %.3f: %.0f corrections (expected %.0f), worst offset %.0f µs, heard %.1f ms, phase jump %.3f rad; %@",
-                       stretch, corrections, expected, worst, heardMs, report.maxPhaseJump, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
-            try SignalCheckFailure.require(abs(corrections - expected) < expected * 0.15, "\(corrections) corrections")
+                String(format: "drift %.3f: %.0f corrections (expected %.0f with the output dated %+.0f µs later), worst offset %.0f µs, heard %.1f ms, phase jump %.3f rad; %@",
+                       stretch, corrections, expected, (epochAtEnd - epochAtStart) * 1000, worst, heardMs, report.maxPhaseJump,
+                       "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
+            // The offset may lag the last few corrections by up to the bound below (7 frames).
+            try SignalCheckFailure.require(abs(corrections - expected) <= 12, "\(corrections) corrections, \(expected) expected")
             try SignalCheckFailure.require(worst < 150, "offset reached \(worst) µs")
             try SignalCheckFailure.require(abs(heardMs - seconds * stretch * 1000) < 3, "heard \(heardMs) ms")
             // A repeated or dropped frame shifts a 440 Hz tone's phase by 0.058 rad; corrections come
