@@ -75,12 +75,7 @@ def serves(binary, work):
         health = e2e.wait_for(lambda: get("/healthz"), 10)
         return health, get("/v1/audiogate.js")
     finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        e2e.stop_process(process)
 
 
 def main():

@@ -137,13 +137,8 @@ class SnapServer:
         return e2e.wait_for(lambda: self.rpc("Server.GetRPCVersion") is not None, 5)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process:
+            e2e.stop_process(self.process)
 
     def close(self):
         self.stop()
@@ -337,8 +332,7 @@ def check_sync(binary, scratch):
         restarted = time.monotonic()
         # snapclient 0.26 does not always come back after its server restarts: the reference is a
         # snapclient joined to the restarted server once its timeline is steady.
-        reference.terminate()
-        reference.wait(5)
+        e2e.stop_process(reference)
         back = e2e.wait_for(lambda: server.clients().get(AUDIOGATE_ID, {}).get("connected"), 5)
         check(back, f"audiogate is back {time.monotonic() - restarted:.1f} s after the server restarted")
         server.set_volume(AUDIOGATE_ID, 50)
@@ -371,10 +365,8 @@ def check_sync(binary, scratch):
             f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > joined))
         return sync_result
     finally:
-        for p in (reference,):
-            if p and p.poll() is None:
-                p.terminate()
-                p.wait(5)
+        if reference:
+            e2e.stop_process(reference)
         if gate:
             gate.stop()
         if recorder:

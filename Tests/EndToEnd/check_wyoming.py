@@ -183,11 +183,7 @@ async def check_satellite(server, mic_port, snd_port, tone_path):
         check(ok, f"satellite: TTS audio sent through it is heard whole on the monitor ({heard:.2f} s of 1.5 s)")
         await ha.disconnect()
     finally:
-        satellite.terminate()
-        try:
-            satellite.wait(5)
-        except subprocess.TimeoutExpired:
-            satellite.kill()
+        e2e.stop_process(satellite)
         log.close()
         if e2e.failures():
             sys.stdout.write(pathlib.Path(log.name).read_text()[-3000:])

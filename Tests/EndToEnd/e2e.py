@@ -187,6 +187,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop_process(process, seconds=5):
+    """Terminates `process` and reaps it, killing it if it outlives `seconds`."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def wait_for(predicate, seconds, interval=0.05):
     """The first truthy value of predicate() within `seconds`, or None."""
     deadline = time.monotonic() + seconds
@@ -272,13 +283,8 @@ class Server:
         return wait_for(calm, seconds)
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process)
         if self.scratch is not None and (self.process is None or self.process.poll() is not None):
             self.scratch.cleanup()
             self.scratch = None

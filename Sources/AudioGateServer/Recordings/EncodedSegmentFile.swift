@@ -45,16 +45,14 @@ final class EncodedSegmentFile: SegmentWriting {
         } catch {
             throw RecordingError(.encoder, "cannot open the \(codec.rawValue) encoder: \(error)")
         }
-        header = Array(encoder.header.readableBytesView)
-        descriptor = try systemCheck("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-        do {
-            try header.withRecordingBytes { raw throws(RecordingError) in try write(raw) }
-        } catch {
-            close(descriptor)
-            descriptor = -1
-            unlink(path)
-            throw error
+        let header = Array(encoder.header.readableBytesView)
+        self.header = header
+        descriptor = try createSegmentFile(at: path) { descriptor throws(RecordingError) in
+            try header.withRecordingBytes { raw throws(RecordingError) in
+                try Self.write(raw, to: descriptor, at: 0, path: path)
+            }
         }
+        fileBytes = header.count
     }
 
     deinit {
@@ -131,19 +129,26 @@ final class EncodedSegmentFile: SegmentWriting {
     }
 
     private func write(_ bytes: UnsafeRawBufferPointer) throws(RecordingError) {
+        try Self.write(bytes, to: descriptor, at: fileBytes, path: path)
+        fileBytes += bytes.count
+    }
+
+    /// Writes all of `bytes` at `position`; a piece cut short (a full disk) is cut off again, so it
+    /// never stays in front of the next one.
+    private static func write(
+        _ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at position: Int, path: String
+    ) throws(RecordingError) {
         guard let base = bytes.baseAddress else { return }
         var offset = 0
         do {
             while offset < bytes.count {
                 offset += try systemCheck("write", path: path) {
-                    pwrite(descriptor, base + offset, bytes.count - offset, off_t(fileBytes + offset))
+                    pwrite(descriptor, base + offset, bytes.count - offset, off_t(position + offset))
                 }
             }
         } catch {
-            // A piece cut short (a full disk) must not stay in front of the next one.
-            _ = ftruncate(descriptor, off_t(fileBytes))
+            _ = ftruncate(descriptor, off_t(position))
             throw error
         }
-        fileBytes += bytes.count
     }
 }

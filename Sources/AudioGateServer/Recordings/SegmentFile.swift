@@ -24,14 +24,8 @@ final class SegmentFile: SegmentWriting {
     init(creating path: String, format: AudioFormat) throws(RecordingError) {
         self.path = path
         self.format = format
-        descriptor = try systemCheck("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
-        do {
-            try writeHeader()
-        } catch {
-            close(descriptor)
-            descriptor = -1
-            unlink(path)
-            throw error
+        descriptor = try createSegmentFile(at: path) { descriptor throws(RecordingError) in
+            try Self.writeHeader(to: descriptor, path: path, format: format, dataBytes: 0)
         }
     }
 
@@ -73,6 +67,10 @@ final class SegmentFile: SegmentWriting {
     }
 
     private func writeHeader() throws(RecordingError) {
+        try Self.writeHeader(to: descriptor, path: path, format: format, dataBytes: dataBytes)
+    }
+
+    private static func writeHeader(to descriptor: Int32, path: String, format: AudioFormat, dataBytes: Int) throws(RecordingError) {
         let header = WAVHeader.encode(format: format, dataByteCount: dataBytes)
         let written = try header.withRecordingBytes { raw throws(RecordingError) in
             try systemCheck("write", path: path) { pwrite(descriptor, raw.baseAddress, raw.count, 0) }

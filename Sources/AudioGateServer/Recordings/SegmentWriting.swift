@@ -14,3 +14,25 @@ protocol SegmentWriting: AnyObject {
     /// Makes the file final and durable, then closes it.
     func finish() throws(RecordingError)
 }
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Creates the file at `path` (never replacing one) and runs `start` with its descriptor; when
+/// `start` fails, the file is closed and removed so no half-made segment is left behind.
+func createSegmentFile(
+    at path: String, _ start: (Int32) throws(RecordingError) -> Void
+) throws(RecordingError) -> Int32 {
+    let descriptor = try systemCheck("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+    do {
+        try start(descriptor)
+    } catch {
+        close(descriptor)
+        unlink(path)
+        throw error
+    }
+    return descriptor
+}

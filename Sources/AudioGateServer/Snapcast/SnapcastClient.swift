@@ -93,11 +93,15 @@ public final class SnapcastClient: Service, Sendable {
     }
 
     private func connect() async throws -> Connection {
-        let clock = clock
-        return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        try await Self.connect(host: configuration.host ?? "", port: configuration.port, clock: clock)
+    }
+
+    /// A connection to a snapserver's stream port, framed, with the Time exchange on its event loop.
+    static func connect(host: String, port: Int, clock: SnapcastClock) async throws -> Connection {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
-            .connect(host: configuration.host ?? "", port: configuration.port) { channel in
+            .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteToMessageHandler(SnapcastFrameDecoder()))

@@ -22,14 +22,15 @@ struct EchoReturnLoss {
     /// Microphone level minus the loudest recent reference level on echo-only frames, in dB.
     private(set) var lossDB = 0.0
 
+    /// The loudest reference level of the window, in dBFS.
+    private(set) var loudestReferenceDBFS = -Double.infinity
+
     /// Records one frame's reference level, in dBFS.
     mutating func reference(_ levelDBFS: Double) {
         recent[next] = levelDBFS
         next = (next + 1) % Self.windowFrames
+        loudestReferenceDBFS = recent.max() ?? -.infinity
     }
-
-    /// The loudest reference level of the window, in dBFS.
-    var loudestReferenceDBFS: Double { recent.max() ?? -.infinity }
 
     /// Learns from a frame in which only the speaker played (no one talking), at `rawDBFS`.
     mutating func learn(rawDBFS: Double, floorDBFS: Double) {

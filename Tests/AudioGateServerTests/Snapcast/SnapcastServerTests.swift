@@ -2,7 +2,7 @@ import AudioGateCore
 import AudioGateTestSupport
 import Foundation
 import NIOCore
-import NIOPosix
+import Synchronization
 import Testing
 
 @testable import AudioGateServer
@@ -14,6 +14,8 @@ final class SnapserverProcess {
     let port: Int
     private let process = Process()
     private let feeder: Thread
+    /// Yields once snapserver has its stream port listening; ends if it exits first.
+    private let started: AsyncStream<Void>
 
     init(codec: String) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("snapserver-\(UUID().uuidString)")
@@ -28,9 +30,31 @@ final class SnapserverProcess {
             "-c", directory.appendingPathComponent("snapserver.conf").path, "--server.datadir=\(directory.path)",
             "--stream.source", "pipe://\(fifo)?name=test&codec=\(codec)&sampleformat=48000:16:2",
             "--stream.bind_to_address", "127.0.0.1", "--stream.port", "\(port)", "--tcp.enabled", "false",
-            "--http.enabled", "false", "--logging.sink=null",
+            "--http.enabled", "false", "--logging.sink=stdout", "--logging.filter=*:info",
         ]
         process.environment = ["HOME": directory.path, "PATH": "/usr/bin:/bin"]
+        // snapserver logs its thread count once its stream server listens; the log is read to the end
+        // so the pipe never fills.
+        let (started, continuation) = AsyncStream<Void>.makeStream()
+        self.started = started
+        let output = Pipe()
+        process.standardOutput = output
+        let log = Mutex((text: "", listening: false))
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            let listening = log.withLock { log in
+                guard !log.listening else { return false }
+                log.text += String(decoding: data, as: UTF8.self)
+                log.listening = log.text.contains("Number of threads")
+                return log.listening
+            }
+            if listening { continuation.yield() }
+        }
         try process.run()
         // The FIFO is paced by snapserver's reads: a plain thread writes a 1 kHz tone at 0.3 until the FIFO closes.
         feeder = Thread {
@@ -51,6 +75,11 @@ final class SnapserverProcess {
             }
         }
         feeder.start()
+    }
+
+    /// Returns once snapserver listens on its stream port (or has exited).
+    func waitUntilListening() async {
+        for await _ in started { return }
     }
 
     static var installed: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/snapserver") }
@@ -82,28 +111,13 @@ final class SnapserverProcess {
 
 @Suite("Snapcast against snapserver", .enabled(if: SnapserverProcess.installed), .serialized, .timeLimit(.minutes(1)))
 struct SnapcastServerTests {
-    typealias Connection = NIOAsyncChannel<SnapcastMessage, SnapcastRequest>
-
     /// Connects like the client does and collects `seconds` of decoded audio.
     private func receive(codec: String, seconds: Double) async throws -> (SnapcastDecoder?, [Int16], SnapcastClock) {
         let server = try SnapserverProcess(codec: codec)
         defer { server.stop() }
         let clock = SnapcastClock()
-        var connection: Connection?
-        for _ in 0..<100 where connection == nil {
-            connection = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(host: "127.0.0.1", port: server.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        let sync = channel.pipeline.syncOperations
-                        try sync.addHandler(ByteToMessageHandler(SnapcastFrameDecoder()))
-                        try sync.addHandler(MessageToByteHandler(SnapcastFrameEncoder()))
-                        try sync.addHandler(SnapcastTimeHandler(clock: clock))
-                        return try Connection(wrappingChannelSynchronously: channel)
-                    }
-                }
-            if connection == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        let channel = try #require(connection)
+        await server.waitUntilListening()
+        let channel = try await SnapcastClient.connect(host: "127.0.0.1", port: server.port, clock: clock)
         var decoder: SnapcastDecoder?
         var samples: [Int16] = []
         // A server that sends no audio ends the wait after 10 s instead of hanging the suite.
