@@ -35,7 +35,10 @@ extension PlaybackStream {
     /// marks and `drained` whose audio has been heard and finishes latency measurements.
     func progress(playedDevice: UInt64, rate: Int) {
         var now: UInt64 = 0
-        state.withLock { state in
+        // Events are sent after the lock is let go; an empty array does not allocate, so a period
+        // without a mark or a drain costs nothing here.
+        let events = state.withLock { state -> [(PlaybackListener, PlaybackEvent)] in
+            var events: [(PlaybackListener, PlaybackEvent)] = []
             state.timeline.heard(upTo: playedDevice)
             let allHeard = state.timeline.allRenderedHeard && state.queue.isEmpty
             // A mark may sit a few frames past what the resampler has released; once everything is
@@ -43,12 +46,12 @@ extension PlaybackStream {
             while let mark = state.timeline.marks.first, mark.position <= state.timeline.playedTotal || allHeard {
                 state.timeline.marks.removeFirst()
                 for listener in state.listeners where listener.id == mark.listener {
-                    listener.send(.mark(name: mark.name))
+                    events.append((listener, .mark(name: mark.name)))
                 }
             }
             if allHeard && state.timeline.drainPending {
                 state.timeline.drainPending = false
-                for listener in state.listeners { listener.send(.drained) }
+                for listener in state.listeners { events.append((listener, .drained)) }
             }
             let framesToNanoseconds = { (frames: UInt64) -> UInt64 in frames * 1_000_000_000 / UInt64(max(rate, 1)) }
             while let probe = state.timeline.probes.first, let deviceFrame = probe.deviceFrame, deviceFrame <= playedDevice {
@@ -64,6 +67,8 @@ extension PlaybackStream {
                 let elapsed = silentAt > clearProbe.startNanoseconds ? silentAt - clearProbe.startNanoseconds : 0
                 metrics.recordClearToSilence(nanoseconds: Int64(elapsed))
             }
+            return events
         }
+        for (listener, event) in events { listener.send(event) }
     }
 }
