@@ -15,9 +15,7 @@ final class CompressedSession: Sendable {
         let start = MonotonicClock.nowNanoseconds()
         // The file ends at a clear: the decoder's next slice after one is refused, so nothing of it
         // is heard after the barge-in even before the cancel reaches the thread.
-        let ingest = PlaybackIngest(
-            stream: stream, format: AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le), mixFormat: mixFormat,
-            endsAtClear: true, countsBytes: false)
+        let ingest = PlaybackIngest.decoded(stream: stream, mixFormat: mixFormat, endsAtClear: true)
         let outcome = outcome
         Task {
             outcome.fulfill(

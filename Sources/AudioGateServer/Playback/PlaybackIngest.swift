@@ -50,6 +50,16 @@ final class PlaybackIngest: Sendable {
         state = Mutex(State(converter: PlaybackConverter(quality: stream.quality), clears: stream.clearCount))
     }
 
+    /// An ingest fed by a decoder, which names the format of each frame it hands over; bytes are
+    /// not counted here, since decoded PCM is not what the client sent.
+    static func decoded(
+        stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat, endsAtClear: Bool = false
+    ) -> PlaybackIngest {
+        PlaybackIngest(
+            stream: stream, format: AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le), mixFormat: mixFormat,
+            endsAtClear: endsAtClear, countsBytes: false)
+    }
+
     /// Client bytes one slice holds.
     static func sliceBytes(_ format: AudioFormat) -> Int {
         max(1, Int(Double(format.rate) * sliceSeconds)) * format.bytesPerFrame

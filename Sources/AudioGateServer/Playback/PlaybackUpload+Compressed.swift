@@ -45,10 +45,7 @@ extension PlaybackUpload {
         if parameters.wait { stream.addListener(listener) }
         defer { if parameters.wait { stream.removeListener(listener) } }
 
-        // The decoder names the format of each frame it hands over.
-        let ingest = PlaybackIngest(
-            stream: stream, format: AudioFormat(rate: 48000, channels: 1, sampleFormat: .f32le),
-            mixFormat: mixer.mixFormatProvider, countsBytes: false)
+        let ingest = PlaybackIngest.decoded(stream: stream, mixFormat: mixer.mixFormatProvider)
         let startPosition = ingest.position
         let queue = ByteQueue()
         _ = queue.offer(head)
