@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A segment file being written: WAV (`SegmentFile`) or encoded (`EncodedSegmentFile`).
 ///
 /// Used by one `RecordingWriter` at a time, on the thread pool (blocking I/O).
@@ -14,12 +20,6 @@ protocol SegmentWriting: AnyObject {
     /// Makes the file final and durable, then closes it.
     func finish() throws(RecordingError)
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Creates the file at `path` (never replacing one) and runs `start` with its descriptor; when
 /// `start` fails, the file is closed and removed so no half-made segment is left behind.
