@@ -5,7 +5,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release deb test deps test-deps bench bench-gate fuzz clean have-swift
+.PHONY: run build release deb test test-fresh deps test-deps bench bench-gate fuzz clean have-swift
 
 # Debian packages no Swift: say so in one line instead of make's "command not found".
 have-swift:
@@ -34,6 +34,11 @@ run: release
 test: test-deps
 	@scripts/test-card.sh start
 	scripts/run-tests.sh
+
+# The test command as a new machine runs it: a clone of the current commit in a temporary folder,
+# a scratch HOME and a sound server of its own (scripts/test-fresh.sh).
+test-fresh:
+	scripts/test-fresh.sh
 
 # The benchmarks are a package of their own (Benchmarks/); the run ends with the callgrind gate and
 # fails when it does.

@@ -81,27 +81,28 @@ public struct AudioGateServer: Sendable {
             logger: logger)
     }
 
-    /// The checks a WebSocket upgrade must pass before the upgrader sees it (see `UpgradeGuard`):
-    /// the security policy, then the route's own query parameters and capacity.
+    /// The checks a request head must pass before its body is asked for (`Expect: 100-continue`)
+    /// or before the upgrader sees it (see `UpgradeGuard`): the security policy, then the route's own
+    /// query parameters and, for the WebSockets, capacity.
     func upgradeCheck() -> UpgradeGuard.Check {
         let policy = SecurityPolicy(configuration: configuration)
         let hub = engine.captureHub
-        return { path, query, host, headers in
+        return { method, path, query, host, headers in
             let uri = URI("?" + (query ?? ""))
             if let refusal = policy.refusal(
-                path: path, host: host, origin: headers[.origin], authorization: headers[.authorization],
+                method: method, path: path, host: host, origin: headers[.origin], authorization: headers[.authorization],
                 queryToken: uri.queryParameters.get("token"))
             {
                 return refusal
             }
             let dictionary = uri.queryDictionary
-            if let error = RouteTable.unknownParameter(path, method: .get, keys: dictionary.keys) { return error }
+            if let error = RouteTable.unknownParameter(path, method: method, keys: dictionary.keys) { return error }
             do throws(APIError) {
-                switch path {
-                case "/v1/capture":
+                switch RouteTable.route(method, at: RoutePath.canonical(path)) {
+                case RouteTable.capture:
                     _ = try CaptureParameters(query: dictionary)
                     try hub.checkCapacity()
-                case "/v1/playback":
+                case RouteTable.playbackSocket, RouteTable.playback, RouteTable.say:
                     _ = try PlaybackParameters(query: dictionary)
                 default:
                     break

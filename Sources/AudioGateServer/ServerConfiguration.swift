@@ -11,8 +11,10 @@ public struct ServerConfiguration: Sendable {
     public var captureDevice = "auto"
     /// Playback PCM name (`auto`, `loopback` or an ALSA name).
     public var playbackDevice = "auto"
-    /// Bearer token required on `/v1` and `/metrics` when set.
+    /// Bearer token required on every route not declared public, when set.
     public var token: String?
+    /// Serve a non-loopback `host` without a token (a trusted network's explicit choice).
+    public var insecureNoToken = false
     /// Extra origins allowed to call the API from a browser.
     public var allowedOrigins: [String] = []
     /// Extra Host header values accepted besides loopback names.
@@ -87,6 +89,19 @@ public struct ServerConfiguration: Sendable {
 }
 
 extension ServerConfiguration {
+    /// Loopback names and addresses.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Why the server must not start as configured on the network, or nil: a non-loopback `host`
+    /// needs a token unless `insecureNoToken` says the network is trusted.
+    public var exposureProblem: String? {
+        guard !Self.isLoopback(host), token == nil, !insecureNoToken else { return nil }
+        return "--host \(host) without a token would let anyone who reaches this port hear the microphone: "
+            + "pass --token-file FILE (or AUDIOGATE_TOKEN_FILE), or --insecure-no-token on a trusted network"
+    }
+
     /// `$XDG_STATE_HOME/audiogate`, else `~/.local/state/audiogate`, else `/var/lib/audiogate`.
     public static var defaultDataDirectory: String {
         let environment = ProcessInfo.processInfo.environment

@@ -16,6 +16,11 @@ enum Environment {
         string(flag).flatMap { Double($0) }
     }
 
+    /// A boolean variable: `true`, `1` or `yes`.
+    static func bool(_ flag: String) -> Bool {
+        ["true", "1", "yes"].contains(string(flag)?.lowercased() ?? "")
+    }
+
     static func list(_ flag: String) -> [String] {
         string(flag)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []
     }

@@ -25,8 +25,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Playback device; overrides --device for the speaker. [env AUDIOGATE_PLAYBACK_DEVICE]")
     var playbackDevice: String?
 
-    @Option(help: "Require 'Authorization: Bearer TOKEN' (or ?token= on WebSockets) on /v1 and /metrics. [env AUDIOGATE_TOKEN]")
+    @Option(help: "Require 'Authorization: Bearer TOKEN' (or ?token= on WebSockets) on every route but /, /healthz, /openapi.yaml and /v1/audiogate.js. On the command line it shows in ps: prefer --token-file. [env AUDIOGATE_TOKEN]")
     var token: String?
+
+    @Option(help: "Read the token from this file (its first line; keep the file mode 0600), e.g. a container secret or systemd's $CREDENTIALS_DIRECTORY/token. [env AUDIOGATE_TOKEN_FILE]")
+    var tokenFile: String?
+
+    @Flag(help: "Serve a non-loopback --host without a token. Only on a network where everyone who can reach the port may hear the microphone. [env AUDIOGATE_INSECURE_NO_TOKEN=true]")
+    var insecureNoToken = false
 
     @Option(help: "Allow browser pages from this origin (e.g. https://app.example); repeatable. [env AUDIOGATE_ALLOW_ORIGIN, comma-separated]")
     var allowOrigin: [String] = Environment.list("allow-origin")
@@ -134,7 +140,17 @@ struct ServeCommand: AsyncParsableCommand {
         // Optional flags read their variables here: a flag without a value has no default to carry one.
         configuration.captureDevice = captureDevice ?? Environment.string("capture-device") ?? device
         configuration.playbackDevice = playbackDevice ?? Environment.string("playback-device") ?? device
-        configuration.token = token ?? Environment.string("token")
+        do {
+            configuration.token = try TokenSource(flag: token, file: tokenFile).token
+        } catch {
+            logger.critical("\(error.message)")
+            throw ExitCode(2)
+        }
+        configuration.insecureNoToken = insecureNoToken || Environment.bool("insecure-no-token")
+        if let problem = configuration.exposureProblem {
+            logger.critical("\(problem)")
+            throw ExitCode(2)
+        }
         configuration.allowedOrigins = allowOrigin
         configuration.allowedHosts = allowHost
         configuration.periodMilliseconds = periodMs
@@ -161,8 +177,8 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("unknown device '\(name)': ALSA defines no such PCM. Known devices ('audiogate devices'): \(known)")
             throw ExitCode(2)
         }
-        if !["127.0.0.1", "::1", "localhost"].contains(host) && configuration.token == nil {
-            logger.warning("listening on \(host) without --token: anyone who can reach this port can use the microphone")
+        if configuration.insecureNoToken, !ServerConfiguration.isLoopback(host), configuration.token == nil {
+            logger.warning("listening on \(host) without a token (--insecure-no-token): anyone who can reach this port can use the microphone")
         }
         configuration.wyoming = wyoming.configuration
         if let problem = configuration.wyoming.problem(host: host) {

@@ -44,15 +44,10 @@ struct WyomingOptions: ParsableArguments {
         configuration.micWidth = wyomingMicWidth
         configuration.micChannels = wyomingMicChannels
         configuration.micProcessing = VoiceProcessing(
-            aec: wyomingMicAec || Self.isSet("wyoming-mic-aec"), ns: wyomingMicNs || Self.isSet("wyoming-mic-ns"),
-            agc: wyomingMicAgc || Self.isSet("wyoming-mic-agc"))
+            aec: wyomingMicAec || Environment.bool("wyoming-mic-aec"), ns: wyomingMicNs || Environment.bool("wyoming-mic-ns"),
+            agc: wyomingMicAgc || Environment.bool("wyoming-mic-agc"))
         configuration.sndStream = wyomingSndStream
-        configuration.allowRemote = wyomingAllowRemote || Self.isSet("wyoming-allow-remote")
+        configuration.allowRemote = wyomingAllowRemote || Environment.bool("wyoming-allow-remote")
         return configuration
-    }
-
-    /// A boolean variable: `true`, `1` or `yes`.
-    private static func isSet(_ flag: String) -> Bool {
-        ["true", "1", "yes"].contains(Environment.string(flag)?.lowercased() ?? "")
     }
 }

@@ -75,4 +75,56 @@ struct ServeCommandTests {
             #expect(stderr.contains(message), "\(stderr)")
         }
     }
+
+    @Test("a non-loopback --host without a token exits 2 saying how to pass one; bad token sources too")
+    func exposedWithoutToken() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-token-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let empty = scratch.appendingPathComponent("empty").path
+        _ = FileManager.default.createFile(atPath: empty, contents: Data("\n".utf8))
+        let good = scratch.appendingPathComponent("token").path
+        _ = FileManager.default.createFile(atPath: good, contents: Data("s3cret\n".utf8))
+        let cases = [
+            (["--host", "0.0.0.0"], "--insecure-no-token"),
+            (["--host", "192.0.2.1"], "pass --token-file FILE"),
+            (["--token", "a", "--token-file", good], "not both"),
+            (["--token-file", empty], "the token is empty"),
+            (["--token-file", scratch.appendingPathComponent("missing").path], "cannot be read"),
+            (["--token", "has space"], "printable ASCII without spaces"),
+        ]
+        for (flags, message) in cases {
+            let (status, stderr) = try Self.run(["serve", "--device", "loopback", "--port", "8799"] + flags, seconds: 10)
+            #expect(status == 2, "\(flags) was accepted: \(stderr)")
+            #expect(stderr.contains(message), "\(flags): \(stderr)")
+        }
+    }
+
+    @Test("--token-file: the file's first line is the token, and it guards the API")
+    func tokenFile() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-token-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: file, contents: Data("fi1e-token\n".utf8), attributes: [.posixPermissions: 0o600])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let port = 20000 + Int(getpid() % 20000) + 11
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestServer.binary)
+        process.arguments = ["serve", "--device", "loopback", "--port", "\(port)", "--token-file", file]
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-serve-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        process.environment = ProcessInfo.processInfo.environment.merging(["AUDIOGATE_DATA_DIR": data.path]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitByPolling()
+        }
+        let up = await Poll.until(seconds: 10) { (try? Curl.request(port: port, path: "/healthz").status) == 200 }
+        try #require(up != nil, "the server answers")
+        #expect(try Curl.request(port: port, path: "/v1/info").status == 401)
+        #expect(try Curl.request(port: port, path: "/v1/info", headers: ["Authorization: Bearer fi1e-token"]).status == 200)
+        #expect(try Curl.request(port: port, path: "//v1/info").status == 401)
+    }
 }

@@ -11,9 +11,9 @@ extension AudioGateServer {
     func addCaptureRoutes(to router: Router<AudioGateRequestContext>) {
         let hub = engine.captureHub
         let http = CaptureHTTPStream(hub: hub)
-        router.group("/v1/capture")
+        router.group()
             .add(middleware: CaptureUpgradeMiddleware(hub: hub))
-            .get { request, context in
+            .on(RouteTable.capture) { request, context in
                 try http.response(request, context: context)
             }
     }

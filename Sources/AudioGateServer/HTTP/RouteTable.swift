@@ -1,76 +1,73 @@
 import HTTPTypes
 
-/// The API's paths and their methods, so a known path with the wrong method is a 405, not a 404.
+/// Every route of the API, declared once. Anything not declared here is a 404 before any handler
+/// runs, and anything not declared `.public` needs the token: deny by default.
 enum RouteTable {
-    static let methods: [String: [HTTPRequest.Method]] = [
-        "/": [.get],
-        "/healthz": [.get],
-        "/openapi.yaml": [.get],
-        "/metrics": [.get],
-        "/v1/info": [.get],
-        "/v1/audiogate.js": [.get],
-        "/v1/devices": [.get],
-        "/v1/status": [.get],
-        "/v1/capture": [.get],
-        "/v1/playback": [.get, .post, .delete],
-        "/v1/volume": [.get, .put],
-        "/v1/say": [.post],
-        "/v1/voices": [.get],
-        "/v1/recordings": [.get, .post],
-        "/v1/recordings/*": [.get, .delete],
-        "/v1/recordings/*/stop": [.post],
-        "/v1/recordings/*/segments/*": [.get],
-        "/v1/recordings/*/*": [.get],
+    static let page = Route(.get, "/", .public)
+    static let health = Route(.get, "/healthz", .public)
+    static let document = Route(.get, "/openapi.yaml", .public)
+    // The module is public code, like the page: a `<script type="module">` cannot send a header,
+    // and its calls carry the token themselves. Origin and Host are still checked.
+    static let browserModule = Route(.get, "/v1/audiogate.js", .public)
+    static let metrics = Route(.get, "/metrics")
+    static let info = Route(.get, "/v1/info")
+    static let devices = Route(.get, "/v1/devices")
+    static let status = Route(.get, "/v1/status")
+    static let capture = Route(
+        .get, "/v1/capture",
+        parameters: [
+            "rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "aec", "ns", "agc",
+            "vad", "codec", "bitrate",
+        ], webSocket: true)
+    static let playbackSocket = Route(.get, "/v1/playback", parameters: ["rate", "channels", "format", "stream", "role"], webSocket: true)
+    static let playback = Route(.post, "/v1/playback", parameters: ["rate", "channels", "format", "stream", "wait", "role"])
+    static let flush = Route(.delete, "/v1/playback", parameters: ["stream"])
+    static let volume = Route(.get, "/v1/volume")
+    static let setVolume = Route(.put, "/v1/volume")
+    static let say = Route(.post, "/v1/say", parameters: ["stream", "wait"])
+    static let voices = Route(.get, "/v1/voices")
+    static let startRecording = Route(.post, "/v1/recordings")
+    static let recordings = Route(.get, "/v1/recordings")
+    static let recording = Route(.get, "/v1/recordings/{id}")
+    static let deleteRecording = Route(.delete, "/v1/recordings/{id}")
+    static let stopRecording = Route(.post, "/v1/recordings/{id}/stop")
+    static let segment = Route(.get, "/v1/recordings/{id}/segments/{segment}")
+    static let recordingAudio = Route(.get, "/v1/recordings/{id}/{file}")
+
+    static let all: [Route] = [
+        page, health, document, browserModule, metrics, info, devices, status, capture, playbackSocket, playback, flush,
+        volume, setVolume, say, voices, recordings, startRecording, recording, deleteRecording, stopRecording, segment,
+        recordingAudio,
     ]
 
-    /// The query parameters a route takes besides `token` (which every route takes); a route and
-    /// method not listed take none. `GET` of `/v1/capture` and `/v1/playback` covers the WebSockets.
-    static let parameters: [String: [HTTPRequest.Method: Set<String>]] = [
-        "/v1/capture": [
-            .get: [
-                "rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "aec", "ns",
-                "agc", "vad", "codec", "bitrate",
-            ]
-        ],
-        "/v1/playback": [
-            .get: ["rate", "channels", "format", "stream", "role"],
-            .post: ["rate", "channels", "format", "stream", "wait", "role"],
-            .delete: ["stream"],
-        ],
-        "/v1/say": [.post: ["stream", "wait"]],
-    ]
+    /// The routes declared on the path that a canonical path (`RoutePath`) resolves to, one per
+    /// method; empty when no declared path matches. A literal segment wins over a `{name}`, as in
+    /// the router.
+    static func routes(at canonicalPath: String) -> [Route] {
+        let segments = RoutePath.segments(canonicalPath)
+        let matching = all.filter { $0.matches(segments) }
+        guard let best = matching.min(by: { $0.wildcards < $1.wildcards }) else { return [] }
+        return matching.filter { $0.path == best.path }
+    }
 
-    /// A 400 naming the first query parameter `method` on `path` does not take, if any. Unknown
+    /// The route for `method` at a canonical path, if declared.
+    static func route(_ method: HTTPRequest.Method, at canonicalPath: String) -> Route? {
+        routes(at: canonicalPath).first { $0.method == method }
+    }
+
+    /// A 400 naming the first query parameter `method` on `path` does not take, if any. Undeclared
     /// paths and methods are left to the router (404, 405).
     static func unknownParameter(_ path: String, method: HTTPRequest.Method, keys: some Sequence<String>) -> APIError? {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        guard let key = methods[trimmed] != nil ? trimmed : pattern(matching: trimmed),
-            methods[key]?.contains(method) == true
-        else { return nil }
-        let taken = parameters[key]?[method] ?? []
-        guard let unknown = keys.first(where: { $0 != "token" && !taken.contains($0) }) else { return nil }
-        let allowed = taken.isEmpty ? "this route takes none" : "this route takes " + taken.sorted().joined(separator: ", ")
+        guard let route = route(method, at: RoutePath.canonical(path)) else { return nil }
+        guard let unknown = keys.first(where: { $0 != "token" && !route.parameters.contains($0) }) else { return nil }
+        let allowed = route.parameters.isEmpty ? "this route takes none" : "this route takes " + route.parameters.sorted().joined(separator: ", ")
         return APIError(.badParameter, "unknown parameter '\(unknown.prefix(64))': \(allowed)")
     }
 
-    /// The `Allow` header value when `path` is known but `method` is not one of its methods.
+    /// The `Allow` header value when `path` is declared but `method` is not one of its methods.
     static func allow(_ path: String, method: HTTPRequest.Method) -> String? {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        guard let allowed = methods[trimmed] ?? pattern(matching: trimmed).flatMap({ methods[$0] }),
-            !allowed.contains(method)
-        else { return nil }
-        return allowed.map(\.rawValue).joined(separator: ", ")
-    }
-
-    /// The table key with `*` segments that `path` matches, if any; the one with the fewest `*`
-    /// when several do (`/v1/recordings/*/stop` before `/v1/recordings/*/*`).
-    private static func pattern(matching path: String) -> String? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        let matching = methods.keys.filter { key in
-            let keyParts = key.split(separator: "/", omittingEmptySubsequences: false)
-            return key.contains("*") && keyParts.count == parts.count
-                && zip(keyParts, parts).allSatisfy { $0 == "*" ? !$1.isEmpty : $0 == $1 }
-        }
-        return matching.min { $0.count { $0 == "*" } < $1.count { $0 == "*" } }
+        let declared = routes(at: RoutePath.canonical(path))
+        guard !declared.isEmpty, !declared.contains(where: { $0.method == method }) else { return nil }
+        return declared.map(\.method.rawValue).joined(separator: ", ")
     }
 }

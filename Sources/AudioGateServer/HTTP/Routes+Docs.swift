@@ -7,7 +7,7 @@ extension AudioGateServer {
     func addDocsRoutes(to router: Router<AudioGateRequestContext>) {
         // Encoded once; every response shares the bytes (ByteBuffer is copy-on-write).
         let document = ByteBuffer(string: OpenAPIDocument.yaml)
-        router.get("/openapi.yaml") { _, _ in
+        router.on(RouteTable.document) { _, _ in
             Response(
                 status: .ok,
                 headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],

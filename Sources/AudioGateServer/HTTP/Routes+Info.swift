@@ -4,19 +4,19 @@ import NIOPosix
 
 extension AudioGateServer {
     func addInfoRoutes(to router: Router<AudioGateRequestContext>) {
-        router.get("/healthz") { _, _ in
+        router.on(RouteTable.health) { _, _ in
             try JSONResponse.make(["status": "ok"])
         }
-        router.get("/v1/info") { _, _ in
+        router.on(RouteTable.info) { _, _ in
             try JSONResponse.make(info())
         }
-        router.get("/v1/devices") { _, _ in
+        router.on(RouteTable.devices) { _, _ in
             // ALSA's device hints read its configuration and ask each plugin (pulse connects to
             // its server): never on an event loop.
             let devices = try await NIOThreadPool.singleton.runIfActive { DeviceList.all() }
             return try JSONResponse.make(DevicesResponse(devices: devices))
         }
-        router.get("/v1/status") { _, _ -> Response in
+        router.on(RouteTable.status) { _, _ -> Response in
             // The level is live audio: a reader keeps (or gets) the capture device running.
             engine.captureHub.demand.touch()
             return try JSONResponse.make(status())

@@ -10,7 +10,7 @@ extension AudioGateServer {
     func addPageRoutes(to router: Router<AudioGateRequestContext>) {
         // Encoded once; every response shares the bytes (ByteBuffer is copy-on-write).
         let page = ByteBuffer(string: DemoPage.html)
-        router.get("/") { request, _ in
+        router.on(RouteTable.page) { request, _ in
             var headers = Self.pageHeaders
             headers[.contentSecurityPolicy] = Self.pageContentSecurityPolicy(host: request.head.authority)
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: page))
@@ -18,7 +18,7 @@ extension AudioGateServer {
         // Public like the page; a page on an allowed origin imports it cross-origin, which the
         // security middleware answers with Access-Control-Allow-Origin.
         let module = ByteBuffer(string: BrowserModule.javascript)
-        router.get("/v1/audiogate.js") { _, _ in
+        router.on(RouteTable.browserModule) { _, _ in
             Response(status: .ok, headers: Self.moduleHeaders, body: .init(byteBuffer: module))
         }
     }

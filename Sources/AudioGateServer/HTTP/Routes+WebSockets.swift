@@ -27,7 +27,7 @@ extension AudioGateServer {
             let (path, query) = UpgradeGuard.split(head.path ?? "/")
             // The guard in front of the upgrader already refused everything else; checked again so
             // no other pipeline can open a socket the HTTP routes would refuse.
-            if check(path, query, head.authority, head.headerFields) != nil {
+            if check(.get, path, query, head.authority, head.headerFields) != nil {
                 return .dontUpgrade
             }
             let dictionary = URI("?" + (query ?? "")).queryDictionary
@@ -37,15 +37,15 @@ extension AudioGateServer {
                 headers[.accessControlAllowOrigin] = origin
                 headers[.vary] = "Origin"
             }
-            switch path {
-            case "/v1/capture":
+            switch RouteTable.route(.get, at: RoutePath.canonical(path)) {
+            case RouteTable.capture:
                 guard let parameters = try? CaptureParameters(query: dictionary) else { return .dontUpgrade }
                 return .upgrade(headers) { inbound, outbound, context in
                     try await capture.run(
                         parameters: parameters, channel: channel, inbound: inbound, outbound: outbound,
                         logger: context.logger)
                 }
-            case "/v1/playback":
+            case RouteTable.playbackSocket:
                 guard let parameters = try? PlaybackParameters(query: dictionary) else { return .dontUpgrade }
                 guard let frames = PlaybackFrameHandler.install(on: channel) else { return .dontUpgrade }
                 return .upgrade(headers) { inbound, outbound, context in

@@ -2,7 +2,8 @@ import HTTPTypes
 import Hummingbird
 
 /// Enforces the security defaults on every request and WebSocket upgrade, in order: Host (421),
-/// Origin (403), CORS preflight, bearer token (401 on `/v1` and `/metrics`).
+/// Origin (403), CORS preflight, the route (404 when undeclared), the bearer token (401 on every
+/// route not declared public).
 struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     let policy: SecurityPolicy
 
@@ -13,7 +14,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             return preflight(origin: origin)
         }
         if let refusal = policy.refusal(
-            path: request.uri.path, host: host, origin: origin, authorization: request.headers[.authorization],
+            method: request.method, path: request.uri.path, host: host, origin: origin, authorization: request.headers[.authorization],
             queryToken: request.uri.queryParameters.get("token"))
         {
             throw refusal

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Who may talk to the server: Host names (DNS rebinding), Origins (cross-site requests and
 /// WebSocket hijacking) and the optional bearer token.
@@ -19,27 +20,27 @@ public struct SecurityPolicy: Sendable {
     }
 
     /// The refusal for a request, or nil when it may proceed: Host (421), then Origin (403), then
-    /// the token on `/v1` and `/metrics` (401). One rule set for HTTP routes and WebSocket upgrades.
-    func refusal(path: String, host: String?, origin: String?, authorization: String?, queryToken: String?) -> APIError? {
+    /// the route: a path no declaration matches is a 404, and every route not declared public needs
+    /// the token (401). One rule set for HTTP routes and WebSocket upgrades, on the canonical path.
+    func refusal(
+        method: HTTPRequest.Method, path: String, host: String?, origin: String?, authorization: String?, queryToken: String?
+    ) -> APIError? {
         guard allowsHost(host) else {
             return APIError(.misdirectedRequest, "Host '\(host ?? "")' is not this server; use localhost or pass --allow-host")
         }
         if let origin, !allowsOrigin(origin, host: host) {
             return APIError(.forbiddenOrigin, "Origin '\(origin)' may not use this server; pass --allow-origin to allow it")
         }
-        if Self.needsToken(path), !allowsToken(authorization: authorization, queryToken: queryToken) {
+        let declared = RouteTable.routes(at: RoutePath.canonical(path))
+        guard !declared.isEmpty else {
+            return APIError(.notFound, "no such route; see /openapi.yaml")
+        }
+        // A method the path does not take is public (and then a 405) only where every method is.
+        let access = declared.first { $0.method == method }?.access ?? (declared.allSatisfy { $0.access == .public } ? .public : .token)
+        if access == .token, !allowsToken(authorization: authorization, queryToken: queryToken) {
             return APIError(.unauthorized, "missing or wrong token: send 'Authorization: Bearer TOKEN'")
         }
         return nil
-    }
-
-    /// `/v1` and `/metrics` need the token; `/healthz`, `/openapi.yaml`, the page and the browser
-    /// module do not.
-    static func needsToken(_ path: String) -> Bool {
-        // The module is public code, like the page: a `<script type="module">` cannot send a header,
-        // and its calls carry the token themselves. Origin and Host are still checked.
-        guard path != "/v1/audiogate.js" else { return false }
-        return path == "/v1" || path.hasPrefix("/v1/") || path == "/metrics"
     }
 
     /// Splits a Host header into a lower-cased name and an optional port; nil when malformed.

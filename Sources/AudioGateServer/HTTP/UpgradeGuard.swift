@@ -3,7 +3,12 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// Lets refused WebSocket upgrades get the real status and JSON error; answers `100 Continue`.
+/// Gives every request head its canonical path; lets refused WebSocket upgrades get the real status
+/// and JSON error; answers `100 Continue`.
+///
+/// It sees each request head before anything else does and rewrites its path to the one spelling
+/// (`RoutePath.canonical`) that the router, the security rules and the upgrader then all read, so no
+/// spelling reaches a route around its rule.
 ///
 /// The WebSocket upgrader can only refuse with an empty 400, which would turn a 403 (foreign
 /// Origin), 421 (foreign Host), 401 (token) or a bad query parameter into a puzzle for the client.
@@ -26,7 +31,9 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     /// Returns why the request would be refused (it is then refused on the plain HTTP path), or nil to let it upgrade.
-    typealias Check = @Sendable (_ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields) -> APIError?
+    typealias Check = @Sendable (
+        _ method: HTTPRequest.Method, _ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields
+    ) -> APIError?
 
     private let check: Check
 
@@ -38,9 +45,11 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(var head):
+            let (path, query) = Self.split(head.uri)
+            head.uri = RoutePath.canonical(path) + (query.map { "?" + $0 } ?? "")
             guard Self.isUpgrade(head) else {
                 guard Self.expectsContinue(head) else {
-                    context.fireChannelRead(data)
+                    context.fireChannelRead(wrapInboundOut(.head(head)))
                     return
                 }
                 head.headers.remove(name: "expect")
@@ -58,7 +67,7 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
                 context.fireChannelRead(wrapInboundOut(.head(plain)))
                 return
             }
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(.head(head)))
             // What follows is the upgrade's end part, then WebSocket frames this handler cannot read.
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         case .body, .end:
@@ -89,8 +98,9 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func refusal(_ head: HTTPRequestHead) -> APIError? {
+        guard let method = HTTPRequest.Method(head.method.rawValue) else { return APIError(.badRequest, "not a valid HTTP method") }
         let (path, query) = Self.split(head.uri)
-        return check(path, query, head.headers["host"].first, Self.fields(head.headers))
+        return check(method, path, query, head.headers["host"].first, Self.fields(head.headers))
     }
 
     /// HTTP/1.1 requests that wait for an interim answer before sending their body.

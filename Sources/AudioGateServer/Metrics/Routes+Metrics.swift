@@ -3,7 +3,7 @@ import NIOCore
 
 extension AudioGateServer {
     func addMetricsRoutes(to router: Router<AudioGateRequestContext>) {
-        router.get("/metrics") { _, _ in
+        router.on(RouteTable.metrics) { _, _ in
             metrics.refresh(from: [engine.capture.monitor.snapshot, engine.playback.monitor.snapshot])
             recordings.refreshMetrics()
             refreshSnapcastMetrics()

@@ -6,7 +6,7 @@ extension AudioGateServer {
     /// `POST/DELETE /v1/playback`, `GET/PUT /v1/volume` and a plain `GET /v1/playback`.
     func addPlaybackRoutes(to router: Router<AudioGateRequestContext>) {
         let mixer = engine.mixer
-        router.post("/v1/playback") { request, _ in
+        router.on(RouteTable.playback) { request, _ in
             let parameters = try PlaybackParameters(request: request)
             // An upload waits for room in its stream and `wait=true` for the speaker: on shutdown
             // both end at once (503) instead of holding the server up for the queue's length.
@@ -14,7 +14,7 @@ extension AudioGateServer {
                 try await PlaybackUpload(mixer: mixer, parameters: parameters).run(request: request)
             }
         }
-        router.delete("/v1/playback") { request, _ in
+        router.on(RouteTable.flush) { request, _ in
             let query = request.uri.queryDictionary
             let streams: [PlaybackStream]
             if let name = query["stream"] {
@@ -31,10 +31,10 @@ extension AudioGateServer {
             }
             return try JSONResponse.make(["flushed_ms": flushed, "played_ms": played])
         }
-        router.get("/v1/volume") { _, _ in
+        router.on(RouteTable.volume) { _, _ in
             try JSONResponse.make(mixer.volume.settings)
         }
-        router.put("/v1/volume") { request, context in
+        router.on(RouteTable.setVolume) { request, context in
             let body = try await request.body.collect(upTo: 4096)
             let update: VolumeUpdate
             do {
@@ -55,7 +55,7 @@ extension AudioGateServer {
         }
         // The WebSocket itself is served by `webSocketUpgrade`; a plain GET gets the same checks
         // and an empty 200, as documented.
-        router.get("/v1/playback") { request, _ in
+        router.on(RouteTable.playbackSocket) { request, _ in
             _ = try PlaybackParameters(request: request)
             return Response(status: .ok)
         }

@@ -14,33 +14,33 @@ extension AudioGateServer {
     /// `/v1/recordings`: start, list, inspect, stop, delete, and download segments.
     func addRecordingRoutes(to router: Router<AudioGateRequestContext>) {
         let service = recordings
-        router.post("/v1/recordings") { request, _ in
+        router.on(RouteTable.startRecording) { request, _ in
             let body = try await request.body.collect(upTo: 4096)
             let recording = try await service.start(RecordingRequest(json: Data(buffer: body)))
             var response = try JSONResponse.make(RecordingResource(recording, detailed: true), status: .created)
             response.headers[.location] = "/v1/recordings/\(recording.id)"
             return response
         }
-        router.get("/v1/recordings") { _, _ in
+        router.on(RouteTable.recordings) { _, _ in
             let disk = service.disk
             return try JSONResponse.make(
                 RecordingList(
                     recordings: service.all.map { RecordingResource($0, detailed: false) },
                     disk: .init(usedBytes: disk.usedBytes, limitBytes: disk.limitBytes, dataDir: disk.directory)))
         }
-        router.get("/v1/recordings/:id") { _, context in
+        router.on(RouteTable.recording) { _, context in
             try JSONResponse.make(RecordingResource(try service.info(context.parameters.require("id")), detailed: true))
         }
-        router.post("/v1/recordings/:id/stop") { _, context in
+        router.on(RouteTable.stopRecording) { _, context in
             let info = try await service.stop(context.parameters.require("id"))
             return try JSONResponse.make(RecordingResource(info, detailed: true))
         }
-        router.delete("/v1/recordings/:id") { _, context in
+        router.on(RouteTable.deleteRecording) { _, context in
             try await service.delete(context.parameters.require("id"))
             return Response(status: .noContent)
         }
-        router.get("/v1/recordings/:id/segments/:file") { request, context in
-            let file = try context.parameters.require("file")
+        router.on(RouteTable.segment) { request, context in
+            let file = try context.parameters.require("segment")
             let stem = String(file.prefix { $0 != "." })
             guard let index = Int(stem), index >= 0, stem.count <= 8, file.count > stem.count + 1 else {
                 throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
@@ -55,7 +55,7 @@ extension AudioGateServer {
             }
             return try SegmentResponse.make(download, range: request.headers[.range])
         }
-        router.get("/v1/recordings/:id/:file") { _, context in
+        router.on(RouteTable.recordingAudio) { _, context in
             let file = try context.parameters.require("file")
             guard let kind = try RecordingExport.Kind.parse(file, base: "audio") else {
                 throw APIError(.notFound, "the whole recording is audio.wav, .flac, .ogg, .mp3 or .m4a")

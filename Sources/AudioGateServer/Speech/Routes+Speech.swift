@@ -6,7 +6,7 @@ extension AudioGateServer {
     /// `POST /v1/say` and `GET /v1/voices`.
     func addSpeechRoutes(to router: Router<AudioGateRequestContext>) {
         let playback = SpeechPlayback(mixer: engine.mixer, synthesizer: .shared, service: speech)
-        router.post("/v1/say") { request, _ in
+        router.on(RouteTable.say) { request, _ in
             let query = request.uri.queryDictionary
             let parameters = try PlaybackParameters(query: query)
             let body: ByteBuffer
@@ -18,7 +18,7 @@ extension AudioGateServer {
             let speech = try SpeechRequest(json: Data(buffer: body), queryStream: query["stream"].map { _ in parameters.stream })
             return try await playback.run(speech, wait: parameters.wait)
         }
-        router.get("/v1/voices") { _, _ in
+        router.on(RouteTable.voices) { _, _ in
             try JSONResponse.make(["voices": try await SpeechSynthesizer.shared.engine().voices])
         }
     }

@@ -69,14 +69,9 @@ public struct WyomingConfiguration: Sendable, Equatable {
         } catch {
             return "--wyoming-snd-stream must be 1-61 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
         }
-        if !allowRemote, !Self.isLoopback(host) {
+        if !allowRemote, !ServerConfiguration.isLoopback(host) {
             return "the Wyoming services have no authentication: on --host \(host) they need --wyoming-allow-remote"
         }
         return nil
-    }
-
-    /// Loopback names and addresses.
-    public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
