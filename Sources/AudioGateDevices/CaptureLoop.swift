@@ -94,7 +94,15 @@ public final class CaptureLoop: DeviceLoop {
                         code: .xrun, call: "snd_pcm_delay", errno: EPIPE,
                         message: "capture backlog of \(pending) frames exceeds the buffer")
                 }
-                let age = UInt64(pending + frames) * 1_000_000_000 / UInt64(io.format.rate)
+                // The age of the read: what is still readable here, counted exactly, plus at most a
+                // period of what the device reports upstream of it (a card's FIFO is a few frames).
+                // A sound-server plugin (ALSA pulse) reports upstream latency from libpulse's
+                // interpolated timing, which until its first timing update, about 1.2 s into the
+                // stream, can be 50-120 ms off and then corrects at once: dated by it, continuous
+                // audio would look like a 100 ms loss. (docs/architecture.md, "Capture timestamps")
+                let readable = (try? current.available()) ?? 0
+                let upstream = min(max(pending - readable, 0), io.periodFrames)
+                let age = UInt64(readable + upstream + frames) * 1_000_000_000 / UInt64(io.format.rate)
                 let count = frames * io.format.channels
                 _ = SampleConversion.decode(
                     UnsafeRawBufferPointer(start: io.raw.baseAddress, count: io.format.bytesPerFrame * frames),

@@ -1,3 +1,4 @@
+import Foundation
 @testable import AudioGateDevices
 import Testing
 
@@ -40,6 +41,20 @@ struct CaptureClockTests {
                 #expect(abs(Int64(last) - Int64(truth)) < 2_000_000, "\(Int64(last) - Int64(truth)) ns behind")
             }
         }
+    }
+
+    @Test("a sound server's slow wander of its delivery is averaged out, not followed")
+    func wanderIsSmoothed() {
+        var clock = CaptureClock()
+        var worst: Int64 = 0
+        for read in 0..<1000 {
+            // The test card's delivery wanders by several ms over seconds around a steady clock.
+            let truth = 1_000_000_000 + UInt64(read) * Self.periodNanoseconds
+            let wander = 6_000_000 * sin(2 * Double.pi * Double(read) / 800)
+            let stamp = clock.timestamp(measured: UInt64(Double(truth) + wander), frames: Self.period, rate: Self.rate)
+            worst = max(worst, abs(Int64(stamp) - Int64(truth)))
+        }
+        #expect(worst < 3_000_000, "timestamps followed the wander by \(worst) ns")
     }
 
     @Test("a disagreement beyond the resync bound re-anchors on the measurement; reset forgets the anchor")
