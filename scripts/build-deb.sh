@@ -95,6 +95,14 @@ cat >"$root/etc/default/audiogate" <<'EOF'
 # audiogate settings, read by audiogate.service: `systemctl restart audiogate` after a change.
 # Each AUDIOGATE_* variable is a flag of `audiogate serve` (see `audiogate serve --help`); lists
 # (AUDIOGATE_ALLOW_ORIGIN, AUDIOGATE_ALLOW_HOST) are comma-separated. Values set here override the unit's.
+# This file is root's alone (mode 0600): the token may go here, as AUDIOGATE_TOKEN=. Better, put it
+# in /etc/audiogate/token (root, 0600) and hand it to the service as a credential, outside any
+# environment, with `systemctl edit audiogate`:
+#   [Service]
+#   LoadCredential=token:/etc/audiogate/token
+#   Environment=AUDIOGATE_TOKEN_FILE=%d/token
+# A --host other than loopback without a token refuses to start (AUDIOGATE_INSECURE_NO_TOKEN=1 serves
+# a trusted network without one).
 #AUDIOGATE_HOST=127.0.0.1
 #AUDIOGATE_PORT=8750
 #AUDIOGATE_DEVICE=auto
@@ -103,7 +111,8 @@ cat >"$root/etc/default/audiogate" <<'EOF'
 #AUDIOGATE_ALLOW_HOST=
 #AUDIOGATE_RETENTION_HOURS=24
 EOF
-chmod 644 "$root/etc/default/audiogate"
+# The token may be in it: readable by root (systemd reads it for the unit) and nobody else.
+chmod 600 "$root/etc/default/audiogate"
 echo /etc/default/audiogate >"$root/DEBIAN/conffiles"
 
 cat >"$root/usr/share/doc/audiogate/README.Debian" <<'EOF'
@@ -111,7 +120,8 @@ audiogate for Debian
 --------------------
 
 The service is installed but not enabled: the server takes the sound card over, so starting it is
-a choice. Settings are in /etc/default/audiogate; then
+a choice. Settings are in /etc/default/audiogate (root only: the token may go there, or better in
+/etc/audiogate/token as a systemd credential, as its comments show); then
 
     systemctl enable --now audiogate
     curl http://127.0.0.1:8750/healthz
@@ -125,6 +135,8 @@ chmod 644 "$root/usr/share/doc/audiogate/README.Debian"
 cat >"$root/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
 set -e
+# A settings file kept from a version that installed it world-readable may hold the token.
+if [ "$1" = configure ] && [ -f /etc/default/audiogate ]; then chmod go-rwx /etc/default/audiogate; fi
 if [ "$1" = configure ] && [ -d /run/systemd/system ]; then
     systemctl daemon-reload || true
     # An upgrade restarts a service the administrator runs, so it uses the new binary.

@@ -14,7 +14,8 @@ It checks that:
     toolchain's folder hidden (as root, in a mount namespace);
   - the installed server serves /healthz and /v1/audiogate.js (built-in loopback card);
   - the unit is /lib/systemd/system/audiogate.service running /usr/bin/audiogate with
-    /etc/default/audiogate (a conffile), and installing did not enable it;
+    /etc/default/audiogate (a conffile, root's alone: mode 0600, as the token may be in it, and its
+    comments say how to pass the token as a credential instead), and installing did not enable it;
   - `apt-get remove --purge` leaves none of the package's files.
 
 Needs root or sudo, dpkg-deb and patchelf (scripts/install-deps.sh test). Refuses to run when an
@@ -25,6 +26,7 @@ import argparse
 import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -175,6 +177,13 @@ def main():
             conffiles = run(["dpkg-query", "-W", "-f=${Conffiles}", "audiogate"]).stdout
             check("/etc/default/audiogate" in conffiles and pathlib.Path("/etc/default/audiogate").exists(),
                   "/etc/default/audiogate is a conffile")
+            settings = pathlib.Path("/etc/default/audiogate")
+            info = settings.stat() if settings.exists() else None
+            check(info is not None and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == 0,
+                  f"/etc/default/audiogate is root's alone (mode {oct(stat.S_IMODE(info.st_mode)) if info else '-'}, 0o600 wanted)")
+            comments = settings.read_text() if settings.exists() else ""
+            check("LoadCredential=token:/etc/audiogate/token" in comments and "AUDIOGATE_TOKEN_FILE=%d/token" in comments,
+                  "its comments say how to pass the token as a credential")
             check(not pathlib.Path("/etc/systemd/system/multi-user.target.wants/audiogate.service").exists(),
                   "installing does not enable the service")
         finally:

@@ -9,11 +9,22 @@ final class FileDescriptorBox: Sendable {
     let descriptor: Int32
     let path: String
 
-    init(path: String) throws {
+    /// A file of a recording's folder, opened as `RecordingFile` allows (never through a link).
+    init(path: String) throws(APIError) {
         self.path = path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw APIError(.notFound, "the segment file is gone") }
-        self.descriptor = descriptor
+        do throws(RecordingError) {
+            descriptor = try RecordingFile.open(path, O_RDONLY)
+        } catch where error.systemError == ENOENT {
+            throw APIError(.notFound, "the segment file is gone")
+        } catch {
+            throw APIError(.internalError, error.message)
+        }
+    }
+
+    /// A temporary file the server made itself (an export being sent), outside the recordings.
+    init(temporary path: String) throws {
+        self.path = path
+        descriptor = try systemCheck("open", path: path) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     deinit { close(descriptor) }

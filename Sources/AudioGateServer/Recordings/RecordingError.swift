@@ -20,10 +20,17 @@ public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public let code: Code
     public let message: String
+    /// The `errno` of the system call that failed, if one did.
+    let systemError: Int32?
 
     public init(_ code: Code, _ message: String) {
+        self.init(code, message, systemError: nil)
+    }
+
+    init(_ code: Code, _ message: String, systemError: Int32?) {
         self.code = code
         self.message = message
+        self.systemError = systemError
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -32,7 +39,7 @@ public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertibl
     static func system(_ call: String, path: String, errno number: Int32 = errno) -> RecordingError {
         let text = String(cString: strerror(number))
         let code: Code = number == ENOSPC || number == EDQUOT ? .noSpace : .io
-        return RecordingError(code, "\(call) \(path): \(text)")
+        return RecordingError(code, "\(call) \(path): \(text)", systemError: number)
     }
 }
 

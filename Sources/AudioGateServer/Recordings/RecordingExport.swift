@@ -144,7 +144,7 @@ struct RecordingExport: Sendable {
                 file = try await NIOThreadPool.singleton.runIfActive { () throws -> FileDescriptorBox in
                     let job = try ExportJob(parts: parts, format: format, encoding: encoding, path: path)
                     while try !job.step().done {}
-                    let file = try FileDescriptorBox(path: path)
+                    let file = try FileDescriptorBox(temporary: path)
                     // Open, the file needs no name: it goes when the last reference to it does.
                     unlink(path)
                     return file

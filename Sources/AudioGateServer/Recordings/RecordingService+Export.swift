@@ -3,7 +3,7 @@ import AudioGateCore
 extension RecordingService {
     /// The timeline of a recording (every segment, silence where it has none), or of one segment,
     /// to convert to `kind`.
-    func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) throws(APIError) -> RecordingExport {
+    func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) async throws(APIError) -> RecordingExport {
         let store = try availableStore()
         let info = try info(id)
         var parts: [RecordingExport.Part] = []
@@ -23,6 +23,7 @@ extension RecordingService {
             // Gaps after the last segment are silence the timeline counts too.
             if info.frames > frame { parts.append(.silence(frames: info.frames - frame)) }
         }
+        try await checkFiles(parts.compactMap(\.path))
         let base = index.map { "\(id)-\($0)" } ?? id
         return RecordingExport(parts: parts, format: info.audioFormat, kind: kind, name: "\(base).\(kind.rawValue)")
     }
@@ -33,6 +34,16 @@ extension RecordingService {
         switch info.segmentCodec {
         case .wav: return .wav(path: path, frames: segment.frames)
         case .flac, .opus: return .encoded(path: path, codec: info.segmentCodec, frames: segment.frames, bytes: segment.bytes ?? 0)
+        }
+    }
+}
+
+extension RecordingExport.Part {
+    /// The segment file the part is read from (none for silence).
+    var path: String? {
+        switch self {
+        case .wav(let path, _), .encoded(let path, _, _, _): path
+        case .silence: nil
         }
     }
 }

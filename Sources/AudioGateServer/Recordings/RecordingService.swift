@@ -164,8 +164,9 @@ public final class RecordingService: Service, Sendable {
     }
 
     /// Where one segment's audio is, for a download of it as stored: `wav`, `flac`, or `opus`/`ogg`
-    /// as the recording's codec says; nil for another extension (a conversion).
-    func storedSegment(_ id: String, index: Int, fileExtension: String) throws(APIError) -> SegmentDownload? {
+    /// as the recording's codec says; nil for another extension (a conversion). A file that is gone
+    /// or refused (a link, not a regular file) answers an error before the download starts.
+    func storedSegment(_ id: String, index: Int, fileExtension: String) async throws(APIError) -> SegmentDownload? {
         let store = try availableStore()
         let info = try recording(id).info
         guard info.segments.indices.contains(index) else {
@@ -174,8 +175,10 @@ public final class RecordingService: Service, Sendable {
         let codec = info.segmentCodec
         guard fileExtension == codec.fileExtension || (codec == .opus && fileExtension == "ogg") else { return nil }
         let segment = info.segments[index]
+        let path = store.path(of: id, file: segment.file)
+        try await checkFiles([path])
         return SegmentDownload(
-            path: store.path(of: id, file: segment.file), format: info.audioFormat, frames: segment.frames,
+            path: path, format: info.audioFormat, frames: segment.frames,
             name: "\(id)-\(segment.file)", codec: codec, encodedBytes: segment.bytes ?? 0)
     }
 
@@ -287,6 +290,22 @@ public final class RecordingService: Service, Sendable {
             throw APIError(.notFound, "no recording \(id)")
         }
         return recording
+    }
+
+    /// Opens every file as a download of it would (on the thread pool), so that one gone or refused
+    /// answers a clear error before any response starts; the download's own open checks again.
+    func checkFiles(_ paths: [String]) async throws(APIError) {
+        let failure = await blocking { () -> APIError? in
+            for path in paths {
+                do throws(APIError) {
+                    _ = try FileDescriptorBox(path: path)
+                } catch {
+                    return error
+                }
+            }
+            return nil
+        }
+        if let failure { throw failure }
     }
 
     /// Runs blocking file work on the thread pool (inline once the pool has shut down).

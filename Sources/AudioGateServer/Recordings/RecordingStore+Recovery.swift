@@ -19,14 +19,20 @@ extension RecordingStore {
         }
         for name in names.sorted() where RecordingID.isValid(name) {
             let folder = directory(of: name)
-            unlink(folder + "/" + Self.metadataFile + ".tmp")
+            var status = stat()
+            guard lstat(folder, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+                logger.warning("skipping \(folder): not a folder (a symbolic link is refused)")
+                continue
+            }
+            try? RecordingFile.remove(folder + "/" + Self.metadataFile + ".tmp")
             // Every recording is finished once loaded: none needs its reserve any more.
             release(name)
             bytes += Self.size(ofDirectory: folder)
-            guard let data = FileManager.default.contents(atPath: folder + "/" + Self.metadataFile),
-                var info = try? Self.decoder.decode(RecordingInfo.self, from: data), info.id == name
-            else {
-                logger.warning("skipping \(folder): it has no readable \(Self.metadataFile)")
+            var info: RecordingInfo
+            do throws(RecordingError) {
+                info = try load(name)
+            } catch {
+                logger.warning("skipping \(folder): \(error.message)")
                 continue
             }
             if info.state == .recording {
@@ -44,6 +50,21 @@ extension RecordingStore {
         return (recordings, bytes)
     }
 
+    /// Largest `recording.json` read (a week of 1 s segments is about 200 MB; a day, 30).
+    static let metadataLimit = 256 << 20
+
+    /// A recording's `recording.json`, checked: its id is its folder's, its segments are named as the
+    /// server names them and its numbers are in range; nothing it names is opened before that.
+    func load(_ id: String) throws(RecordingError) -> RecordingInfo {
+        let bytes = try RecordingFile.read(path(of: id, file: Self.metadataFile), limit: Self.metadataLimit)
+        guard let info = try? Self.decoder.decode(RecordingInfo.self, from: Data(bytes)) else {
+            throw RecordingError(.io, "its \(Self.metadataFile) is not readable")
+        }
+        guard info.id == id else { throw RecordingError(.io, "its \(Self.metadataFile) is for recording \(info.id)") }
+        if let damage = info.damage { throw RecordingError(.io, "its \(Self.metadataFile) is damaged: \(damage)") }
+        return info
+    }
+
     /// The recording as found on disk: complete segments as listed, then every later segment file
     /// repaired and counted from its size.
     func repaired(_ original: RecordingInfo) -> RecordingInfo {
@@ -56,7 +77,8 @@ extension RecordingStore {
             let index = segments.count
             let file = Self.segmentFile(index, codec: codec)
             let path = path(of: info.id, file: file)
-            guard access(path, F_OK) == 0 else { break }
+            var status = stat()
+            guard lstat(path, &status) == 0 else { break }
             let frames: Int
             var bytes: Int?
             do throws(RecordingError) {

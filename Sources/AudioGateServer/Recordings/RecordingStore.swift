@@ -24,10 +24,13 @@ struct RecordingStore: Sendable {
         self.logger = logger
         do {
             try FileManager.default.createDirectory(
-                atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+                atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: RecordingFile.folderMode])
         } catch {
             throw RecordingError(.io, "cannot create \(root): \((error as NSError).localizedDescription)")
         }
+        // Owner-only whatever the umask or an older version made; a folder of another user keeps
+        // its mode, and the check below says whether it can be used.
+        chmod(root, RecordingFile.folderMode)
         guard access(root, W_OK | X_OK) == 0 else { throw RecordingError.system("access", path: root) }
     }
 
@@ -37,15 +40,15 @@ struct RecordingStore: Sendable {
     /// The path of a segment file.
     func path(of id: String, file: String) -> String { directory(of: id) + "/" + file }
 
-    /// File name of segment `index`.
+    /// File name of segment `index`: the only segment names the server makes, and the only ones it
+    /// accepts from a `recording.json`.
     static func segmentFile(_ index: Int, codec: RecordingCodec = .wav) -> String {
         String(format: "segment-%05d.", index) + codec.fileExtension
     }
 
     /// Creates a recording's folder.
     func create(_ id: String) throws(RecordingError) {
-        let path = directory(of: id)
-        try systemCheck("mkdir", path: path) { mkdir(path, 0o750) }
+        try RecordingFile.makeFolder(directory(of: id))
     }
 
     /// Name of the preallocated file a running recording keeps, so its final state can be saved on a full disk.
@@ -56,7 +59,7 @@ struct RecordingStore: Sendable {
     /// Sets aside disk space for the recording's last metadata save.
     func reserve(_ id: String) throws(RecordingError) {
         let file = path(of: id, file: Self.reserveFile)
-        let descriptor = try systemCheck("open", path: file) { open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640) }
+        let descriptor = try RecordingFile.open(file, O_WRONLY | O_CREAT)
         defer { close(descriptor) }
         let result = posix_fallocate(descriptor, 0, off_t(Self.reserveBytes))
         guard result == 0 else { throw RecordingError.system("posix_fallocate", path: file, errno: result) }
@@ -64,7 +67,7 @@ struct RecordingStore: Sendable {
 
     /// Gives the reserved space back (a finished recording saves no more).
     func release(_ id: String) {
-        unlink(path(of: id, file: Self.reserveFile))
+        try? RecordingFile.remove(path(of: id, file: Self.reserveFile))
     }
 
     /// Replaces `recording.json` atomically (temporary file, fsync, rename), so a crash leaves
@@ -73,7 +76,7 @@ struct RecordingStore: Sendable {
     func save(_ info: RecordingInfo) throws(RecordingError) {
         do {
             try writeMetadata(info)
-        } catch where error.code == .noSpace && unlink(path(of: info.id, file: Self.reserveFile)) == 0 {
+        } catch where error.code == .noSpace && (try? RecordingFile.remove(path(of: info.id, file: Self.reserveFile))) != nil {
             try writeMetadata(info)
         }
     }
@@ -87,9 +90,7 @@ struct RecordingStore: Sendable {
         }
         let final = path(of: info.id, file: Self.metadataFile)
         let temporary = final + ".tmp"
-        let descriptor = try systemCheck("open", path: temporary) {
-            open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        }
+        let descriptor = try RecordingFile.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         defer { close(descriptor) }
         try [UInt8](data).withRecordingBytes { raw throws(RecordingError) in
             var offset = 0
@@ -100,7 +101,7 @@ struct RecordingStore: Sendable {
             }
         }
         try systemCheck("fsync", path: temporary) { fsync(descriptor) }
-        try systemCheck("rename", path: final) { rename(temporary, final) }
+        try RecordingFile.rename(temporary, to: Self.metadataFile)
     }
 
     /// Prefix of a folder on its way out; not a valid recording id, so never listed.

@@ -74,8 +74,8 @@ final class RecordingWriter {
         if let last = info.segments.last, last.frames == 0 {
             let path = store.path(of: info.id, file: last.file)
             var status = stat()
-            let size = stat(path, &status) == 0 ? Int(status.st_size) : 0
-            unlink(path)
+            let size = lstat(path, &status) == 0 ? Int(status.st_size) : 0
+            try? RecordingFile.remove(path)
             quota.release(size)
             info.bytes -= size
             info.segments.removeLast()

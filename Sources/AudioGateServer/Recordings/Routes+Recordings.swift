@@ -47,11 +47,11 @@ extension AudioGateServer {
             }
             let id = try context.parameters.require("id")
             // The file as stored when the extension is its own; otherwise a conversion.
-            guard let download = try service.storedSegment(id, index: index, fileExtension: String(file.dropFirst(stem.count + 1))) else {
+            guard let download = try await service.storedSegment(id, index: index, fileExtension: String(file.dropFirst(stem.count + 1))) else {
                 guard let kind = try RecordingExport.Kind.parse(file, base: stem) else {
                     throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
                 }
-                return try service.export(id, segment: index, kind: kind).response()
+                return try await service.export(id, segment: index, kind: kind).response()
             }
             return try SegmentResponse.make(download, range: request.headers[.range])
         }
@@ -60,7 +60,7 @@ extension AudioGateServer {
             guard let kind = try RecordingExport.Kind.parse(file, base: "audio") else {
                 throw APIError(.notFound, "the whole recording is audio.wav, .flac, .ogg, .mp3 or .m4a")
             }
-            return try service.export(context.parameters.require("id"), segment: nil, kind: kind).response()
+            return try await service.export(context.parameters.require("id"), segment: nil, kind: kind).response()
         }
     }
 }

@@ -26,12 +26,12 @@ protocol SegmentWriting: AnyObject {
 func createSegmentFile(
     at path: String, _ start: (Int32) throws(RecordingError) -> Void
 ) throws(RecordingError) -> Int32 {
-    let descriptor = try systemCheck("open", path: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640) }
+    let descriptor = try RecordingFile.open(path, O_WRONLY | O_CREAT | O_EXCL)
     do {
         try start(descriptor)
     } catch {
         close(descriptor)
-        unlink(path)
+        try? RecordingFile.remove(path)
         throw error
     }
     return descriptor
