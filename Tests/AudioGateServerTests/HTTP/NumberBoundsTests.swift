@@ -46,4 +46,22 @@ struct NumberBoundsTests {
             #expect(throws: APIError.self, "\(body)") { try RecordingRequest(json: Data(body.utf8)) }
         }
     }
+
+    @Test("Range headers with numbers past Int64 or past the end are whole, partial within the file or unsatisfiable")
+    func byteRanges() {
+        for length in [0, 1, 100] {
+            for header in [
+                "bytes=999999999999999999-", "bytes=-999999999999999999", "bytes=0-999999999999999999",
+                "bytes=9223372036854775807-", "bytes=0-9223372036854775807", "bytes=-9223372036854775808",
+                "bytes=18446744073709551616-", "bytes=-0", "bytes=0-0", "bytes=99-98", "bytes=--1", "bytes=1e3-",
+            ] {
+                switch ByteRange(header: header, length: length) {
+                case .partial(let range):
+                    #expect(range.lowerBound >= 0 && range.upperBound < length, "\(header) of \(length)")
+                case .whole, .unsatisfiable:
+                    break
+                }
+            }
+        }
+    }
 }
