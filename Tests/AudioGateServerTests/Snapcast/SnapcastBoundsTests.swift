@@ -1,6 +1,7 @@
 import AudioGateCore
 import Foundation
 import NIOCore
+import NIOEmbedded
 import Testing
 
 @testable import AudioGateServer
@@ -195,5 +196,43 @@ struct SnapcastBoundsTests {
         ] {
             #expect(code { _ = try SnapcastDecoder(header: header) } == .badCodecHeader)
         }
+    }
+
+    /// A connected channel with the Time handler, framed bytes in, as the client's pipeline.
+    private func timedChannel() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SnapcastFrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(SnapcastTimeHandler(clock: SnapcastClock()))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1704)).wait()
+        return channel
+    }
+
+    private func closingCode(_ channel: EmbeddedChannel) -> SnapcastError.Code? {
+        code { try channel.throwIfErrorCaught() }
+    }
+
+    @Test("a server that sends no ServerSettings within 5 s, or stops mid-message, is closed with a timeout")
+    func stalledServer() throws {
+        // Nothing at all, and then the start of a message that never ends.
+        for prefix in [[], Array(message(type: 3, size: 1000, body: [1, 2, 3]).readableBytesView)] {
+            let channel = try timedChannel()
+            try channel.writeInbound(ByteBuffer(bytes: prefix))
+            channel.embeddedEventLoop.advanceTime(by: .milliseconds(4999))
+            #expect(channel.isActive)
+            channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+            #expect(!channel.isActive)
+            #expect(closingCode(channel) == .timeout)
+        }
+        // Settings, then a truncated chunk: the Time request it sent goes unanswered and closes it
+        // 2 s later, though the settings timer no longer runs.
+        let channel = try timedChannel()
+        try channel.writeInbound(message(type: 3, body: blob(Array(#"{"bufferMs":1000}"#.utf8))))
+        try channel.writeInbound(message(type: 2, size: 500, body: [0, 0, 0, 0]))
+        #expect(try channel.readOutbound(as: SnapcastRequest.self) != nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+        #expect(closingCode(channel) == .timeout)
     }
 }
