@@ -55,10 +55,11 @@ bench-gate: have-swift
 	$(SWIFT) build -c release --product audiogate
 	python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate
 
-# 100000 seeded mutations of a real file per decoder path (MP3, Ogg Opus, Ogg Vorbis, FLAC, WebM).
+# 100000 seeded mutations of real input per decoder: each codec path (MP3, Ogg Opus, Ogg Vorbis, FLAC,
+# WebM) and each protocol decoder (Snapcast, Wyoming, WAV header, playback WebSocket messages).
 fuzz: test-deps
 	$(SWIFT) build --build-tests
-	AUDIOGATE_FUZZ_CASES=100000 $(SWIFT) test --skip-build --filter CodecFuzzTests
+	AUDIOGATE_FUZZ_CASES=100000 $(SWIFT) test --skip-build --filter "CodecFuzzTests|ProtocolFuzzTests"
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -32,6 +32,9 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_wyoming.py
 # The Snapcast client against Debian's snapserver and snapclient: sync to the sample, restart, volume, codecs, bad input.
 .venv/bin/python Tests/EndToEnd/check_snapcast.py
+# A hostile snapserver (overflowing and negative numbers, 4 GB and truncated messages): the server
+# keeps serving capture and playback without a gap over 60 ms, logs one line per connection, never exits.
+.venv/bin/python Tests/EndToEnd/check_hostile_peers.py
 # The agent-framework adapters on a live server: a real Pipecat pipeline, LiveKit Agents' audio I/O.
 .venv-pipecat/bin/python Tests/EndToEnd/check_pipecat.py
 .venv-livekit/bin/python Tests/EndToEnd/check_livekit.py

@@ -18,26 +18,6 @@ struct FuzzTests {
         return seeds
     }
 
-    static func mutate(_ input: [UInt8], _ generator: inout SeededGenerator) -> [UInt8] {
-        var bytes = input
-        let interesting: [UInt32] = [0, 1, 2, 3, 15, 16, 17, 18, 39, 40, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFE, 0xFFFF_FFFF, 0xFFFE, 0x0010_0000]
-        for _ in 0..<Int.random(in: 1...4, using: &generator) {
-            guard !bytes.isEmpty else { break }
-            let at = Int.random(in: 0..<bytes.count, using: &generator)
-            switch Int.random(in: 0..<6, using: &generator) {
-            case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-            case 1: bytes[at] ^= 1 << UInt8.random(in: 0..<8, using: &generator)
-            case 2:
-                let value = interesting.randomElement(using: &generator)!
-                for i in 0..<4 where at + i < bytes.count { bytes[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
-            case 3: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...8, using: &generator)))
-            case 4: bytes.insert(contentsOf: generator.bytes(Int.random(in: 1...8, using: &generator)), at: at)
-            default: bytes = Array(bytes.prefix(at))
-            }
-        }
-        return bytes
-    }
-
     @Test("WAVHeader.parse survives 120,000 random and mutated inputs")
     func wavHeaderFuzz() {
         var generator = SeededGenerator(seed: 0x5741_5645)
@@ -49,7 +29,7 @@ struct FuzzTests {
                 let prefix: [UInt8] = iteration % 8 == 0 ? Array("RIFF".utf8) + generator.bytes(4) + Array("WAVE".utf8) : []
                 input = prefix + generator.bytes(Int.random(in: 0...96, using: &generator))
             } else {
-                input = Self.mutate(seeds[iteration % seeds.count], &generator)
+                input = generator.mutate(seeds[iteration % seeds.count], edits: 4, headBytes: 64)
             }
             do {
                 let header = try WAVHeader.parse(input)
@@ -85,7 +65,7 @@ struct FuzzTests {
                 let length = Int.random(in: 0...40, using: &generator)
                 text = String(String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
             } else {
-                let mutated = Self.mutate(Array(seeds[iteration % seeds.count].utf8), &generator)
+                let mutated = generator.mutate(Array(seeds[iteration % seeds.count].utf8), edits: 2)
                 text = String(decoding: mutated, as: UTF8.self)
             }
             do {

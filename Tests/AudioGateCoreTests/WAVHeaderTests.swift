@@ -125,6 +125,44 @@ struct WAVHeaderTests {
         #expect(code(Array("RIFX".utf8.prefix(4))) == .notWAV)
     }
 
+    @Test("sizes, rates, channels and bits at the ends of their fields give a typed error or a bounded header")
+    func numericExtremes() {
+        func fmt(tag: Int = 1, channels: Int = 1, rate: UInt32 = 48000, byteRate: UInt32 = 96000, align: Int = 2, bits: Int = 16) -> [UInt8] {
+            WAVBuilder.le16(tag) + WAVBuilder.le16(channels) + WAVBuilder.le32(rate) + WAVBuilder.le32(byteRate)
+                + WAVBuilder.le16(align) + WAVBuilder.le16(bits)
+        }
+        func file(_ fmt: [UInt8], dataSize: UInt32? = nil) -> [UInt8] {
+            var builder = WAVBuilder()
+            builder.add("fmt ", fmt)
+            builder.add("data", [0, 0, 0, 0])
+            return builder.bytes(dataSize: dataSize)
+        }
+        for rate: UInt32 in [0, 7999, 192_001, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF] {
+            #expect(code(file(fmt(rate: rate, byteRate: 0xFFFF_FFFF))) == .unsupportedRate, "rate \(rate)")
+        }
+        for channels in [0, 3, 0x7FFF, 0xFFFF] {
+            #expect(code(file(fmt(channels: channels, align: 0xFFFF))) == .unsupportedChannels, "channels \(channels)")
+        }
+        for bits in [0, 1, 0x7FFF, 0xFFFF] {
+            #expect(code(file(fmt(bits: bits))) == .unsupportedBitDepth, "bits \(bits)")
+        }
+        #expect(code(file(fmt(align: 0xFFFF))) == .malformed)
+        #expect(code(file(fmt(tag: 0xFFFF))) == .unsupportedEncoding)
+        // A data size of 4 GB - 1 means "unknown" (streaming); any other is the size, whatever it is.
+        #expect((try? WAVHeader.parse(file(fmt(), dataSize: 0xFFFF_FFFF)))?.dataByteCount == nil)
+        #expect((try? WAVHeader.parse(file(fmt(), dataSize: 0xFFFF_FFFE)))?.dataByteCount == 0xFFFF_FFFE)
+        // Chunk sizes at the end of the field: refused at the search bound, never an offset overflow.
+        let head = Array("RIFF".utf8) + WAVBuilder.le32(0xFFFF_FFFF) + Array("WAVE".utf8)
+        for size: UInt32 in [0xFFFF_FFFF, 0xFFFF_FFFE, 0x8000_0000, 0x7FFF_FFFF, 0x0010_0000] {
+            #expect(code(head + Array("LIST".utf8) + WAVBuilder.le32(size) + [0, 0]) == .malformed, "LIST \(size)")
+            #expect(code(head + Array("fmt ".utf8) + WAVBuilder.le32(size) + fmt()) == .malformed, "fmt \(size)")
+        }
+        // WAVE_FORMAT_EXTENSIBLE with a cbSize of 65535 but 40 bytes: read within the chunk.
+        var extensible = WAVBuilder.extensible(subformat: 1, channels: 2, rate: 48000, bits: 16)
+        extensible.replaceSubrange(16..<18, with: [0xFF, 0xFF])
+        #expect(code(file(extensible)) == nil)
+    }
+
     @Test("every prefix of a valid header is .truncated")
     func truncatedPrefixes() {
         var builder = WAVBuilder()

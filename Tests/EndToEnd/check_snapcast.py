@@ -27,7 +27,6 @@ import json
 import os
 import pathlib
 import socket
-import struct
 import subprocess
 import tempfile
 import threading
@@ -442,18 +441,13 @@ def check_bad_input(binary, scratch):
     listener.listen(4)
     port = listener.getsockname()[1]
 
-    def header(kind, size):
-        return struct.pack("<HHHiiiiI", kind, 0, 0, 0, 0, 0, 0, size)
-
     settings = json.dumps({"bufferMs": 1000, "latency": 0, "volume": 100, "muted": False}).encode()
-    settings_message = header(3, 4 + len(settings)) + struct.pack("<I", len(settings)) + settings
-    bad_codec = b"flac"
-    bad_payload = b"not a flac header"
+    settings_message = e2e.snapcast_message(3, e2e.snapcast_blob(settings))
     cases = [
-        ("unknown message type", header(77, 4) + b"\0\0\0\0", "unknown_message"),
-        ("oversized message", header(2, 50_000_000), "message_too_large"),
-        ("bad codec header", settings_message + header(1, 8 + len(bad_codec) + len(bad_payload))
-         + struct.pack("<I", len(bad_codec)) + bad_codec + struct.pack("<I", len(bad_payload)) + bad_payload,
+        ("unknown message type", e2e.snapcast_message(77, b"\0\0\0\0"), "unknown_message"),
+        ("oversized message", e2e.SNAPCAST_HEADER.pack(2, 0, 0, 0, 0, 0, 0, 50_000_000), "message_too_large"),
+        ("bad codec header", settings_message
+         + e2e.snapcast_message(1, e2e.snapcast_blob(b"flac") + e2e.snapcast_blob(b"not a flac header")),
          "bad_codec_header"),
     ]
     log = pathlib.Path(scratch) / "bad-input.log"

@@ -1,6 +1,6 @@
 """What the end-to-end checks share: the pass/fail tally and its closing line, CPU steal and load
 from /proc/stat with the retry-once-when-stealing rule, the server under test, the recorder of
-what the test card hears, tone and WAV helpers, and what the agent-framework checks share (the
+what the test card hears, tone and WAV helpers, the Snapcast wire format of fake servers, and what the agent-framework checks share (the
 loudspeaker heard through the audiogate client, tone runs, the voice examples).
 
 A check in this folder imports it as `import e2e` (Python puts a script's own folder on sys.path,
@@ -13,6 +13,7 @@ import os
 import pathlib
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -384,6 +385,36 @@ def tone_track(x, frequency, rate=RATE, window_ms=20):
 def tone_seconds(x, frequency, rate=RATE, threshold_db=-30, window_ms=20):
     """How long `frequency` sounds above threshold_db (peak amplitude), in 20 ms windows."""
     return int(np.sum(tone_track(x, frequency, rate, window_ms) > threshold_db)) * window_ms / 1000
+
+
+# ---- the Snapcast wire format, for fake servers
+
+# The 26-byte base message: type, id, refersTo, sent (sec, usec), received (sec, usec), size.
+SNAPCAST_HEADER = struct.Struct("<HHHiiiiI")
+
+
+def snapcast_message(kind, body, refers_to=0, sent=(0, 0)):
+    """A Snapcast message of type `kind` (3 ServerSettings, 1 CodecHeader, 2 WireChunk, 4 Time)."""
+    return SNAPCAST_HEADER.pack(kind, 0, refers_to, sent[0], sent[1], 0, 0, len(body)) + body
+
+
+def snapcast_blob(data):
+    """A uint32 length and the bytes."""
+    return struct.pack("<I", len(data)) + data
+
+
+def snapcast_tv(seconds, microseconds):
+    """A timestamp as on the wire: two int32."""
+    return struct.pack("<ii", seconds, microseconds)
+
+
+def wav_header(rate, channels, bits):
+    """A 44-byte streaming RIFF/WAVE header (sizes unknown), as snapserver's pcm codec header;
+    fields that do not fit wrap, so a test can send absurd ones."""
+    align = channels * bits // 8
+    return (b"RIFF" + struct.pack("<I", 0xFFFFFFFF) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, channels & 0xFFFF,
+            rate & 0xFFFFFFFF, (rate * align) & 0xFFFFFFFF, align & 0xFFFF, bits & 0xFFFF)
+            + b"data" + struct.pack("<I", 0xFFFFFFFF))
 
 
 # ---- the agent-framework checks: the loudspeaker heard through the audiogate client, tone runs, the

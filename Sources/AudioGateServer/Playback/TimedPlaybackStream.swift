@@ -91,7 +91,10 @@ public final class TimedPlaybackStream: Sendable {
             let format = producer.format
             let frameCount = samples.count / format.channels
             guard frameCount > 0, let base = samples.baseAddress else { return .queued(wasEmpty: false) }
-            let end = presentationNanoseconds + UInt64(frameCount) * 1_000_000_000 / UInt64(format.rate)
+            // Saturating: a time near the end of UInt64 is far future, not a trap.
+            let (sum, overflow) = presentationNanoseconds.addingReportingOverflow(
+                UInt64(frameCount) * 1_000_000_000 / UInt64(format.rate))
+            let end = overflow ? UInt64.max : sum
             let producerGeneration = producer.generation
             let inputFrames = producer.inputFrames
             let producerMix = producer.mix

@@ -20,9 +20,17 @@ public final class SnapcastClock: Sendable {
 
     public init() {}
 
-    /// Adds one measurement (server minus client, microseconds) taken at `now` (CLOCK_MONOTONIC ns).
+    /// Largest offset kept, in microseconds: a Time answer's 32-bit stamps give at most about 3.2e15;
+    /// a larger value is held here, so the median, the deviations and a chunk's presentation time
+    /// (a 32-bit stamp of at most 2.2e15 µs minus this, in nanoseconds) fit 64 bits.
+    static let maximumDiffMicroseconds: Int64 = 1 << 52
+
+    /// Adds one measurement (server minus client, microseconds) taken at `now` (CLOCK_MONOTONIC ns);
+    /// a value that is not a number is ignored, one beyond `maximumDiffMicroseconds` is held at it.
     public func add(diffMicroseconds: Double, now: UInt64) {
-        let value = Int64(diffMicroseconds.rounded())
+        guard !diffMicroseconds.isNaN else { return }
+        let limit = Double(Self.maximumDiffMicroseconds)
+        let value = Int64(min(max(diffMicroseconds.rounded(), -limit), limit))
         state.withLock { state in
             if !state.diffs.isEmpty, now &- state.lastUpdate > Self.staleNanoseconds {
                 state.diffs.removeAll(keepingCapacity: true)

@@ -8,6 +8,9 @@ public struct SnapcastError: Error, Sendable, Equatable, CustomStringConvertible
         case messageTooLarge = "message_too_large"
         /// A message whose fields do not add up (a length past its end, JSON that does not parse).
         case malformedMessage = "malformed_message"
+        /// A number outside its documented range (`SnapcastServerSettings.bufferMsRange`, ...), or a
+        /// chunk time that does not fit the clock arithmetic.
+        case outOfRange = "out_of_range"
         /// A codec header that names an unknown codec or does not parse.
         case badCodecHeader = "bad_codec_header"
         /// A chunk that does not decode.

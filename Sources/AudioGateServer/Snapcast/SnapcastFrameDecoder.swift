@@ -86,6 +86,7 @@ public struct SnapcastFrameDecoder: ByteToMessageDecoder {
             guard JSONNesting.depth(of: bytes) <= maximumNesting,
                 let settings = try? JSONDecoder().decode(SnapcastServerSettings.self, from: Data(bytes))
             else { throw SnapcastError(.malformedMessage, "the server settings are not the expected JSON object") }
+            try settings.check()
             return .serverSettings(settings)
         case .time:
             guard let latency = body.readSnapcastTimestamp() else {

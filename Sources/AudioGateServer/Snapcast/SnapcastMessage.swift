@@ -16,6 +16,13 @@ public enum SnapcastMessage: Sendable {
 
 /// What the server sends in ServerSettings (a JSON object).
 public struct SnapcastServerSettings: Sendable, Equatable, Decodable {
+    /// The buffers accepted: snapserver's default is 1000 ms; a minute is far past any real setting.
+    public static let bufferMsRange = 0...60_000
+    /// The client latencies accepted, in milliseconds: ten seconds either way is far past any real setting.
+    public static let latencyRange = -10_000...10_000
+    /// Snapcast volumes are percentages.
+    public static let volumeRange = 0...100
+
     /// How far ahead of its own clock the server stamps chunks, in milliseconds.
     public var bufferMs: Int
     /// Latency configured for this client on the server, in milliseconds.
@@ -39,6 +46,16 @@ public struct SnapcastServerSettings: Sendable, Equatable, Decodable {
         latency = try container.decodeIfPresent(Int.self, forKey: .latency) ?? 0
         volume = try container.decodeIfPresent(Int.self, forKey: .volume) ?? 100
         muted = try container.decodeIfPresent(Bool.self, forKey: .muted) ?? false
+    }
+
+    /// Throws `.outOfRange` naming the first number outside its range: the clock arithmetic only
+    /// ever sees bounded values.
+    public func check() throws(SnapcastError) {
+        for (name, value, range) in [
+            ("bufferMs", bufferMs, Self.bufferMsRange), ("latency", latency, Self.latencyRange), ("volume", volume, Self.volumeRange),
+        ] where !range.contains(value) {
+            throw SnapcastError(.outOfRange, "\(name) \(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
     }
 }
 

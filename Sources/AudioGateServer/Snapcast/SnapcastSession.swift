@@ -10,6 +10,8 @@ struct SnapcastSession {
     private var settings: SnapcastServerSettings?
     /// The first chunk has been handed to the stream.
     private(set) var played = false
+    /// Codec headers of this connection logged so far.
+    private var headersLogged = 0
 
     init(client: SnapcastClient) {
         self.client = client
@@ -45,22 +47,57 @@ struct SnapcastSession {
                 $0.format = decoder.format
                 $0.stream = stream
             }
-            client.logger.info(
-                "snapcast stream: \(decoder.codec), \(decoder.format.rate) Hz, \(decoder.format.channels) channels")
+            // One line per connection: a server may send codec headers without end.
+            let level: Logger.Level = headersLogged == 0 ? .info : .debug
+            headersLogged += 1
+            client.logger.log(
+                level: level, "snapcast stream: \(decoder.codec), \(decoder.format.rate) Hz, \(decoder.format.channels) channels")
         case .wireChunk(let timestamp, let payload):
             guard let decoder, let stream, let settings, client.clock.count > 0 else { return }
-            // snapclient: a chunk stamped t (server clock) leaves the loudspeaker at
-            // t + bufferMs - latency - own latency, on the server's clock.
-            let buffer = Int64(max(0, settings.bufferMs - settings.latency - client.configuration.latencyMilliseconds))
-            let local = (timestamp.totalMicroseconds - client.clock.diffMicroseconds + buffer * 1000) * 1000
-            guard local > 0 else { return }
+            guard
+                let local = try Self.presentationNanoseconds(
+                    of: timestamp, diffMicroseconds: client.clock.diffMicroseconds, settings: settings,
+                    latencyMilliseconds: client.configuration.latencyMilliseconds)
+            else { return }
             try decoder.decode(payload) { samples in
                 guard !samples.isEmpty else { return }
-                _ = stream.enqueue(samples, presentationNanoseconds: UInt64(local))
+                _ = stream.enqueue(samples, presentationNanoseconds: local)
             }
             played = true
         case .time, .ignored:
             break
         }
+    }
+}
+
+extension SnapcastSession {
+    /// Our CLOCK_MONOTONIC nanoseconds at which a chunk stamped `timestamp` (server clock) leaves
+    /// the loudspeaker, as snapclient plays it: t + bufferMs - latency - own latency, moved to our
+    /// clock by the measured offset. Nil when that is before our clock's start (the chunk is
+    /// dropped); throws `.outOfRange` when it does not fit 64 bits, which bounded settings and
+    /// 32-bit wire stamps never reach: checked all the same, so no peer number can trap.
+    static func presentationNanoseconds(
+        of timestamp: SnapcastTimestamp, diffMicroseconds: Int64, settings: SnapcastServerSettings, latencyMilliseconds: Int
+    ) throws(SnapcastError) -> UInt64? {
+        let buffer = max(0, settings.bufferMs.clampedSubtract(settings.latency).clampedSubtract(latencyMilliseconds))
+        let (shifted, o1) = timestamp.totalMicroseconds.subtractingReportingOverflow(diffMicroseconds)
+        let (bufferMicroseconds, o2) = Int64(buffer).multipliedReportingOverflow(by: 1000)
+        let (microseconds, o3) = shifted.addingReportingOverflow(bufferMicroseconds)
+        let (nanoseconds, o4) = microseconds.multipliedReportingOverflow(by: 1000)
+        guard !(o1 || o2 || o3 || o4) else {
+            throw SnapcastError(
+                .outOfRange,
+                "a chunk stamped \(timestamp.seconds) s \(timestamp.microseconds) µs with a clock offset of \(diffMicroseconds) µs is out of range")
+        }
+        return nanoseconds > 0 ? UInt64(nanoseconds) : nil
+    }
+}
+
+extension Int {
+    /// `self - other`, held at the type's bounds instead of trapping.
+    fileprivate func clampedSubtract(_ other: Int) -> Int {
+        let (result, overflow) = subtractingReportingOverflow(other)
+        guard overflow else { return result }
+        return other > 0 ? .min : .max
     }
 }

@@ -3,7 +3,8 @@ import NIOCore
 
 /// Keeps `SnapcastClock` up to date on the event loop, where the receive stamps are taken: once the
 /// server has answered Hello, 50 Time requests back to back, then one a second, as snapclient does.
-/// Time answers stop here; a request unanswered for 2 s closes the connection.
+/// Time answers stop here; a request unanswered for 2 s closes the connection, and so does a server
+/// that sends no ServerSettings within 5 s of connecting (nothing else would time it out).
 final class SnapcastTimeHandler: ChannelDuplexHandler {
     typealias InboundIn = SnapcastMessage
     typealias InboundOut = SnapcastMessage
@@ -15,6 +16,8 @@ final class SnapcastTimeHandler: ChannelDuplexHandler {
     static let interval = TimeAmount.seconds(1)
     static let quickInterval = TimeAmount.microseconds(100)
     static let timeout = TimeAmount.seconds(2)
+    /// Longest wait for the first ServerSettings: snapserver sends them at once after Hello.
+    static let settingsTimeout = TimeAmount.seconds(5)
 
     private let clock: SnapcastClock
     private var started = false
@@ -41,11 +44,21 @@ final class SnapcastTimeHandler: ChannelDuplexHandler {
             nextTask = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in request(context: context) }
         case .serverSettings where !started:
             started = true
+            timeoutTask?.cancel()
             context.fireChannelRead(data)
             request(context: context)
         default:
             context.fireChannelRead(data)
         }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        timeoutTask = context.eventLoop.assumeIsolated().scheduleTask(in: Self.settingsTimeout) { [self] in
+            guard !started else { return }
+            context.fireErrorCaught(SnapcastError(.timeout, "no ServerSettings within 5 s of connecting"))
+            context.close(promise: nil)
+        }
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

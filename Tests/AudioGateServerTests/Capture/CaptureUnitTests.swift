@@ -37,7 +37,9 @@ struct CaptureUnitTests {
             ("rate", "12345"), ("rate", "abc"), ("channels", "7"), ("channels", "0"), ("format", "mp3"),
             ("format", "s24le"), ("chunk_ms", "0"), ("chunk_ms", "201"), ("chunk_ms", "9"), ("encoding", "xml"),
             ("levels", "maybe"), ("container", "aiff"), ("seconds", "0"), ("seconds", "-1"), ("seconds", "nan"),
-            ("seconds", "1e9"),
+            ("seconds", "1e9"), ("rate", "9223372036854775808"), ("rate", "-9223372036854775809"), ("rate", "-16000"),
+            ("channels", "99999999999999999999"), ("chunk_ms", "-9223372036854775808"), ("seconds", "1e400"),
+            ("seconds", "inf"), ("seconds", "-inf"), ("seconds", "1e-400"),
         ])
     func rejected(name: String, value: String) {
         #expect {

@@ -13,31 +13,6 @@ struct CodecFuzzTests {
         ProcessInfo.processInfo.environment["AUDIOGATE_FUZZ_CASES"].flatMap(Int.init) ?? 600
     }
 
-    /// One mutation of `file`: bit flips, byte overwrites, inserts, deletes, truncation or a splice.
-    static func mutate(_ file: [UInt8], other: [UInt8], generator: inout SeededGenerator) -> [UInt8] {
-        var bytes = file
-        let edits = Int.random(in: 1...8, using: &generator)
-        for _ in 0..<edits {
-            guard !bytes.isEmpty else { break }
-            let at = Int.random(in: 0..<bytes.count, using: &generator)
-            switch Int.random(in: 0..<7, using: &generator) {
-            case 0: bytes[at] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &generator)
-            case 1: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-            case 2: bytes.insert(contentsOf: generator.bytes(Int.random(in: 1...16, using: &generator)), at: at)
-            case 3: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...64, using: &generator)))
-            case 4: bytes.removeSubrange(at...)
-            case 5:
-                let from = Int.random(in: 0..<other.count, using: &generator)
-                bytes.replaceSubrange(at..., with: other[from...])
-            default:
-                // Header fields are where parsers trust lengths: hit the first 512 bytes hard.
-                let head = Int.random(in: 0..<min(bytes.count, 512), using: &generator)
-                bytes[head] = [0x00, 0xFF, 0x7F, 0x80][Int.random(in: 0..<4, using: &generator)]
-            }
-        }
-        return bytes
-    }
-
     /// Recomputes every Ogg page's CRC, so mutations reach the codec instead of stopping at the
     /// demuxer's checksum (which drops a damaged page).
     static func fixOggChecksums(_ bytes: inout [UInt8]) {
@@ -82,7 +57,7 @@ struct CodecFuzzTests {
         for index in 0..<count {
             let other = others[index % others.count]
             // Same-format splices too: they stress resynchronisation inside one demuxer.
-            var input = Self.mutate(file, other: index % 3 == 0 ? file : other, generator: &generator)
+            var input = generator.mutate(file, other: index % 3 == 0 ? file : other)
             if kind.container == .ogg, index % 4 != 0 { Self.fixOggChecksums(&input) }
             let result = CompressedAudio.decode(input, container: kind.container)
             if result.error == nil { decoded += 1 } else { failed += 1 }
