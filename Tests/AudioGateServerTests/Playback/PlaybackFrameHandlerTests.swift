@@ -158,6 +158,22 @@ struct PlaybackFrameHandlerTests {
         #expect(errors == ["too_many_marks", "too_many_marks"])
     }
 
+    @Test("decoder slots: at most the limit at once; each is given back once, by release or when dropped")
+    func decoderSlots() {
+        let slots = DecoderSlots(limit: 2)
+        let first = slots.reserve()
+        var second = slots.reserve()
+        #expect(first != nil && second != nil)
+        #expect(slots.reserve() == nil, "a third is refused")
+        #expect(slots.count == 2)
+        first?.release()
+        first?.release()
+        #expect(slots.count == 1)
+        second = nil
+        #expect(slots.count == 0)
+        #expect(slots.reserve() != nil)
+    }
+
     @Test("the client's close goes on to the reader after everything before it was taken, and the socket is told")
     func closeAfterAudio() throws {
         let fixture = try Fixture()
