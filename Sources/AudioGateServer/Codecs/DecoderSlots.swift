@@ -24,7 +24,8 @@ public final class DecoderSlots: Sendable {
         return DecoderSlot(slots: self)
     }
 
-    fileprivate func giveBack() {
+    /// Called once per slot, by `DecoderSlot.release`.
+    func giveBack() {
         inUse.wrappingSubtract(1, ordering: .relaxed)
     }
 
@@ -32,22 +33,4 @@ public final class DecoderSlots: Sendable {
     var refusal: APIError {
         APIError(.tooManyDecoders, "\(limit) compressed files are being decoded (--max-decoders); send PCM or try again shortly")
     }
-}
-
-/// One decoder thread's place, given back once: by `release` after the thread was joined, or
-/// when it is dropped without a thread having started.
-final class DecoderSlot: Sendable {
-    private let slots: DecoderSlots
-    private let released = Atomic<Bool>(false)
-
-    fileprivate init(slots: DecoderSlots) {
-        self.slots = slots
-    }
-
-    func release() {
-        guard !released.exchange(true, ordering: .relaxed) else { return }
-        slots.giveBack()
-    }
-
-    deinit { release() }
 }

@@ -25,7 +25,7 @@ struct AudioGateChannel: ServerChildChannel {
         guard connections.admit(channel) else {
             logger.debug("refused a connection: \(connections.limit) are open (--max-connections)")
             do {
-                try channel.pipeline.syncOperations.addHandler(ConnectionRefusal(response: connections.refusal))
+                try channel.pipeline.syncOperations.addHandler(ConnectionRefusal(connections: connections))
             } catch {
                 channel.close(promise: nil)
                 return channel.eventLoop.makeFailedFuture(error)

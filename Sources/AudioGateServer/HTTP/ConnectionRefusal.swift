@@ -5,7 +5,8 @@ import NIOCore
 ///
 /// The request's bytes are read and dropped until the client closes (or `lingerTime` passes):
 /// closing a socket with unread input sends a reset, which can destroy the answer before the
-/// client reads it.
+/// client reads it. Under a flood, past `ConnectionLimit.maximumLingering` such connections, the
+/// socket is closed right after the answer is written.
 final class ConnectionRefusal: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -13,11 +14,11 @@ final class ConnectionRefusal: ChannelInboundHandler {
     /// How long the refused client has to read the answer and close.
     static let lingerTime = TimeAmount.seconds(2)
 
-    private let response: ByteBuffer
+    private let connections: ConnectionLimit
     private var answered = false
 
-    init(response: ByteBuffer) {
-        self.response = response
+    init(connections: ConnectionLimit) {
+        self.connections = connections
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -43,9 +44,10 @@ final class ConnectionRefusal: ChannelInboundHandler {
         guard !answered else { return }
         answered = true
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(response)).whenComplete { _ in
-            channel.close(mode: .output, promise: nil)
+        let lingers = connections.linger(channel)
+        context.writeAndFlush(wrapOutboundOut(connections.refusal)).whenComplete { _ in
+            channel.close(mode: lingers ? .output : .all, promise: nil)
         }
-        channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
+        if lingers { channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) } }
     }
 }
