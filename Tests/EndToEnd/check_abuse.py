@@ -14,9 +14,9 @@ answering.
 
 Then the limits, each on a server of its own (skipped with --port): a million marks on one playback
 socket behind 20 s of audio (RSS grows < 5 MB, one `too_many_marks` error, no underrun on a stream
-fed in real time beside it); `--max-connections 20` filled with idle sockets (the rest get 503
-`too_many_connections` with `Connection: close`, a capture client connected before misses no chunk,
-a recording started before keeps writing); `/v1/say` with the worst text at rate 0.5 (bounded by
+fed in real time beside it); `--max-connections 20` on a server allowed 256 files, with 100 idle sockets (the
+rest get 503 `too_many_connections` with `Connection: close`, a capture client connected before
+misses no chunk, a recording started before keeps writing and opening a segment file a second); `/v1/say` with the worst text at rate 0.5 (bounded by
 `--max-say-seconds`, `truncated`, RSS < 50 MB over idle); `--max-decoders 2` (a third compressed
 upload or WebSocket file gets `too_many_decoders`); `--max-body-mb 1` (413 `too_large`, and the
 stream plays the next upload normally).
@@ -291,11 +291,18 @@ def capture_without_gaps(port, stop, result):
         result["error"] = f"{type(error).__name__}: {error}"
 
 
-def connections_full(binary, device, limit=20, extra_sockets=10):
-    """`--max-connections` filled with idle sockets: the rest get 503 at once; the clients already
-    connected lose nothing."""
+def connections_full(binary, device, limit=20, extra_sockets=80, files=256):
+    """`--max-connections` filled with idle sockets, on a server allowed `files` descriptors: the
+    rest get 503 at once; the clients already connected lose nothing, and a recording in 1 s
+    segments keeps opening its files."""
     server = e2e.Server(binary, device, extra=["--max-connections", str(limit)])
-    if not server.start(capture=True):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(files, hard), hard))  # the server inherits it
+    try:
+        started = server.start(capture=True)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if not started:
         return check(False, "connections: the server did not start")
     stop, heard = threading.Event(), {}
     listener = threading.Thread(target=capture_without_gaps, args=(server.port, stop, heard))
@@ -303,7 +310,7 @@ def connections_full(binary, device, limit=20, extra_sockets=10):
     try:
         listener.start()
         e2e.wait_for(lambda: heard.get("connected"), 5)
-        status, recording, _ = request(server, "POST", "/v1/recordings", b'{"name":"limits"}',
+        status, recording, _ = request(server, "POST", "/v1/recordings", b'{"name":"limits","segment_seconds":1}',
                                        {"Content-Type": "application/json"})
         check(status == 201, f"connections: a recording started ({status})")
         time.sleep(1)
@@ -329,6 +336,7 @@ def connections_full(binary, device, limit=20, extra_sockets=10):
                 data += more
             refused.append(data)
         held = time.monotonic()
+        descriptors = len(os.listdir(f"/proc/{server.process.pid}/fd"))
         healthz_code = None
         try:
             urllib.request.urlopen(server.base + "/healthz", timeout=5)
@@ -346,12 +354,15 @@ def connections_full(binary, device, limit=20, extra_sockets=10):
         time.sleep(1)
         recorded = server.get(f"/v1/recordings/{recording['id']}")
         elapsed = time.monotonic() - since
+        segments_before = len(recording.get("segments", []))
         stop.set()
         listener.join(5)
         first = refused[0].decode("latin-1") if refused else ""
         summary = dict(limit=limit, accepted_idle=accepted, refused=len(refused), healthz_while_full=healthz_status,
                        capture=heard, recording_frames_gained=recorded["frames"] - frames_before,
-                       recording_state=recorded["state"], recording_gaps=recorded.get("gap_count"))
+                       recording_state=recorded["state"], recording_gaps=recorded.get("gap_count"),
+                       recording_segments=len(recorded.get("segments", [])), server_descriptors_while_full=descriptors,
+                       descriptor_limit=files)
         print("check-abuse connections: " + json.dumps(summary), flush=True)
         check(accepted + 1 == limit, f"connections: {accepted} idle sockets and the capture client filled {limit}")
         check(len(refused) == extra_sockets + 1,
@@ -369,6 +380,9 @@ def connections_full(binary, device, limit=20, extra_sockets=10):
         check(recorded["state"] == "recording" and gained >= 0.9 * elapsed * recording["rate"],
               f"connections: the recording started before kept writing ({recorded['state']}, "
               f"{gained} frames in {elapsed:.1f} s)")
+        check(len(recorded.get("segments", [])) - segments_before >= elapsed - 2,
+              f"connections: it opened a new segment file each second meanwhile ({len(recorded.get('segments', []))} segments)")
+        check(descriptors < files - 32, f"connections: descriptors were left while full ({descriptors} of {files} in use)")
         request(server, "POST", f"/v1/recordings/{recording['id']}/stop")
     finally:
         for sock in sockets:
