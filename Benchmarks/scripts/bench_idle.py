@@ -648,7 +648,7 @@ def main():
             result["receive_floor"] = receive_floor(args.runs, args.seconds)
         if wanted("nio_floor"):
             result["nio_floor"] = nio_floor(args.nio_floor, loader)
-        extra = ["--max-capture-clients", "1000", "--log-level", "error"]
+        extra = ["--max-capture-clients", "1000", "--max-connections", "2000", "--log-level", "error"]
         for device in ("loopback", "pulse"):
             if not any(wanted(name) for name in (f"{device}_open", f"{device}_open_capture1", f"{device}_open_playback1")):
                 continue

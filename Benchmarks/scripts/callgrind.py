@@ -86,7 +86,8 @@ class CallgrindServer:
         argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out_dir}/callgrind.out.%p",
                 str(stripped), "serve", "--device", "loopback",
                 "--host", "127.0.0.1", "--port", str(self.port),
-                "--log-level", "error", "--max-capture-clients", "1000", "--data-dir", str(self.out_dir)]
+                "--log-level", "error", "--max-capture-clients", "1000", "--max-connections", "2000",
+                "--data-dir", str(self.out_dir)]
         # Devices kept running, so every case counts the same periods; by environment, which builds
         # from before --device-idle-ms existed ignore.
         environment = dict(os.environ, AUDIOGATE_DEVICE_IDLE_MS="0")

@@ -66,13 +66,14 @@ public struct AudioGateServer: Sendable {
             ws: .init(maxFrameSize: limits.maxWebSocketMessageBytes))
         let check = upgradeCheck()
         let webSocket = webSocketUpgrade(check: check)
+        let connections = ConnectionLimit(limit: limits.maxConnections)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 AudioGateChannel(
                     upgrade: HTTP1WebSocketUpgradeChannel(
                         responder: responder, configuration: channelConfiguration, shouldUpgrade: webSocket),
-                    check: check)
+                    check: check, connections: connections)
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             // Shut down in reverse: recordings are finished while the capture device still runs.

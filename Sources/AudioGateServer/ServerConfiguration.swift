@@ -62,8 +62,22 @@ public struct ServerConfiguration: Sendable {
         public var idleTimeoutSeconds = 60
         /// Most recordings running at once.
         public var maxRecordings = 16
+        /// Most marks waiting to be heard on one playback stream (every producer's together).
+        public var maxPendingMarks = 256
+        /// Most seconds of speech one `/v1/say` text may produce; synthesis stops there.
+        public var maxSaySeconds = 120
+        /// Most decoder threads (compressed uploads and WebSocket files) at once, server-wide.
+        public var maxDecoders = 16
+        /// Largest upload body (`POST /v1/playback`), in megabytes.
+        public var maxBodyMegabytes = 256
+        /// Most open connections, counted when accepted; well under a service's usual 1024 files,
+        /// so the sound card and recording files can always be opened.
+        public var maxConnections = 512
 
         public init() {}
+
+        /// `maxBodyMegabytes` in bytes.
+        public var maxBodyBytes: Int { maxBodyMegabytes << 20 }
 
         enum CodingKeys: String, CodingKey {
             case maxCaptureClients = "max_capture_clients"
@@ -74,6 +88,11 @@ public struct ServerConfiguration: Sendable {
             case maxHeaderBytes = "max_header_bytes"
             case idleTimeoutSeconds = "idle_timeout_seconds"
             case maxRecordings = "max_recordings"
+            case maxPendingMarks = "max_pending_marks"
+            case maxSaySeconds = "max_say_seconds"
+            case maxDecoders = "max_decoders"
+            case maxBodyMegabytes = "max_body_mb"
+            case maxConnections = "max_connections"
         }
     }
 

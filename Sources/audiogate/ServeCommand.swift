@@ -91,6 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")
     var logLevel: String = Environment.string("log-level") ?? "info"
 
+    @OptionGroup(title: "Limits (each reached limit is a JSON error; the server goes on serving the others)")
+    var limits: LimitOptions
+
     @OptionGroup(title: "Wyoming (Home Assistant voice satellites)")
     var wyoming: WyomingOptions
 
@@ -166,6 +169,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits.maxHeaderBytes = maxHeaderBytes
         configuration.limits.idleTimeoutSeconds = idleTimeout
         configuration.limits.maxRecordings = maxRecordings
+        limits.apply(to: &configuration.limits)
         configuration.dataDirectory = dataDir
         configuration.retentionHours = retentionHours
         configuration.maxDiskMegabytes = maxDiskMb

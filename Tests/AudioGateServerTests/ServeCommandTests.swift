@@ -6,7 +6,7 @@ import Testing
 @Suite("serve command", .serialized)
 struct ServeCommandTests {
     /// Runs the binary with `arguments`, waits at most `seconds`, and answers its exit status and stderr.
-    static func run(_ arguments: [String], seconds: Double) throws -> (status: Int32?, stderr: String) {
+    static func run(_ arguments: [String], seconds: Double, environment: [String: String] = [:]) throws -> (status: Int32?, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestServer.binary)
         process.arguments = arguments
@@ -14,6 +14,7 @@ struct ServeCommandTests {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("audiogate-serve-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         process.environment = ProcessInfo.processInfo.environment.merging(["AUDIOGATE_DATA_DIR": data.path]) { $1 }
+            .merging(environment) { $1 }
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
@@ -126,5 +127,26 @@ struct ServeCommandTests {
         #expect(try Curl.request(port: port, path: "/v1/info").status == 401)
         #expect(try Curl.request(port: port, path: "/v1/info", headers: ["Authorization: Bearer fi1e-token"]).status == 200)
         #expect(try Curl.request(port: port, path: "//v1/info").status == 401)
+    }
+
+    @Test("a limit flag out of range is refused at once with the flag named")
+    func badLimits() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let cases = [
+            ("--max-connections=7", "--max-connections must be 8-100000"),
+            ("--max-decoders=0", "--max-decoders must be 1-1024"),
+            ("--max-body-mb=0", "--max-body-mb must be 1-65536"),
+            ("--max-say-seconds=3601", "--max-say-seconds must be 1-3600"),
+            ("--max-pending-marks=0", "--max-pending-marks must be 1-65536"),
+        ]
+        for (flag, message) in cases {
+            let (status, stderr) = try Self.run(["serve", "--device", "loopback", flag, "--port", "8799"], seconds: 10)
+            #expect(status != nil && status != 0, "\(flag) was accepted: \(stderr)")
+            #expect(stderr.contains(message), "\(stderr)")
+        }
+        let (status, stderr) = try Self.run(
+            ["serve", "--device", "loopback", "--port", "8799"], seconds: 10, environment: ["AUDIOGATE_MAX_CONNECTIONS": "many"])
+        #expect(status != nil && status != 0, "a bad variable was accepted: \(stderr)")
+        #expect(stderr.contains("AUDIOGATE_MAX_CONNECTIONS must be a whole number"), "\(stderr)")
     }
 }

@@ -276,6 +276,13 @@ class Server:
         with urllib.request.urlopen(self.base + path, timeout=5) as response:
             return json.load(response)
 
+    def rss_mb(self):
+        """The server process's resident memory in MB (VmRSS)."""
+        for line in pathlib.Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
     def quiet(self, seconds=5):
         """Waits until nothing is queued for playback and the microphone hears silence."""
         def calm():

@@ -24,6 +24,12 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
         case deviceUnavailable = "device_unavailable"
         case insufficientStorage = "insufficient_storage"
         case internalError = "internal_error"
+        /// A playback stream already holds its most pending marks.
+        case tooManyMarks = "too_many_marks"
+        /// Every decoder thread is busy (`--max-decoders`).
+        case tooManyDecoders = "too_many_decoders"
+        /// The server holds its most open connections (`--max-connections`).
+        case tooManyConnections = "too_many_connections"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
@@ -36,8 +42,8 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
             case .tooLarge: .contentTooLarge
             case .unsupportedMediaType: .unsupportedMediaType
             case .misdirectedRequest: .misdirectedRequest
-            case .tooManyRequests: .tooManyRequests
-            case .unavailable, .deviceUnavailable: .serviceUnavailable
+            case .tooManyRequests, .tooManyMarks: .tooManyRequests
+            case .unavailable, .deviceUnavailable, .tooManyDecoders, .tooManyConnections: .serviceUnavailable
             case .insufficientStorage: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
             case .internalError: .internalServerError
             }

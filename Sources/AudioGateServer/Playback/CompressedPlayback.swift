@@ -7,9 +7,10 @@ enum CompressedPlayback {
     static let stackSize = 2 * 1024 * 1024
 
     /// Decodes `queue` into `ingest` and finishes the ingest; returns when the input ended, failed
-    /// or was cancelled (by `queue.cancel()`, or by a clear when the ingest ends at one).
+    /// or was cancelled (by `queue.cancel()`, or by a clear when the ingest ends at one). `slot`
+    /// is given back once the thread has ended.
     static func decode(
-        container: AudioContainer, queue: ByteQueue, ingest: PlaybackIngest, startNanoseconds: UInt64
+        container: AudioContainer, queue: ByteQueue, ingest: PlaybackIngest, startNanoseconds: UInt64, slot: DecoderSlot
     ) async -> StreamingDecoder.Outcome {
         let outcome = OneShot<StreamingDecoder.Outcome>()
         let thread = WorkerThread(name: "ag-decode", stackSize: stackSize) {
@@ -28,6 +29,7 @@ enum CompressedPlayback {
                 })
         }
         await thread.join()
+        slot.release()
         // Set before the thread's body returned.
         let result = outcome.value!
         // A file that played to its end (or to a decode error) hands over the resampler's tail.

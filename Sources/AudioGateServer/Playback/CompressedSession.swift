@@ -8,7 +8,8 @@ final class CompressedSession: Sendable {
     /// Set once the decoder thread has stopped.
     let outcome = OneShot<StreamingDecoder.Outcome>()
 
-    init(container: AudioContainer, stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat) {
+    /// Starts the decoder thread in `slot`.
+    init(container: AudioContainer, stream: PlaybackStream, mixFormat: @escaping @Sendable () -> AudioFormat, slot: DecoderSlot) {
         self.container = container
         let queue = ByteQueue()
         self.queue = queue
@@ -19,7 +20,8 @@ final class CompressedSession: Sendable {
         let outcome = outcome
         Task {
             outcome.fulfill(
-                await CompressedPlayback.decode(container: container, queue: queue, ingest: ingest, startNanoseconds: start))
+                await CompressedPlayback.decode(
+                    container: container, queue: queue, ingest: ingest, startNanoseconds: start, slot: slot))
         }
     }
 

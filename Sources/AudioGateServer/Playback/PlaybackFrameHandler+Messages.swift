@@ -53,11 +53,13 @@ extension PlaybackFrameHandler {
         case .audio(let bytes):
             audio(ByteBuffer(bytes: bytes), target: target, context: context)
         case .mark(let name):
+            droppingFile = false
             guard session == nil else {
-                return endFile(target: target, context: context) { _ in target.ingest.mark(name, listener: target.listener) }
+                return endFile(target: target, context: context) { handler in handler.placeMark(name, target: target) }
             }
-            target.ingest.mark(name, listener: target.listener)
+            placeMark(name, target: target)
         case .clear:
+            droppingFile = false
             session?.cancel()
             session = nil
             target.ingest.stream.clear()
@@ -65,11 +67,37 @@ extension PlaybackFrameHandler {
         }
     }
 
+    /// Places a client's mark. A refused one (the stream holds its most pending marks) is dropped;
+    /// the client is told once per run of refusals, so a flood of marks is not answered by a
+    /// flood of errors that would crowd out the marks still owed to it.
+    private func placeMark(_ name: String, target: Target) {
+        if target.ingest.mark(name, listener: target.listener) {
+            refusingMarks = false
+            return
+        }
+        guard !refusingMarks else { return }
+        refusingMarks = true
+        let limit = target.ingest.stream.maxPendingMarks
+        target.listener.send(
+            .error(
+                code: APIError.Code.tooManyMarks.rawValue,
+                message: "\(limit) marks are waiting to be heard on this stream; this mark and the next ones are dropped until one is heard"))
+    }
+
     /// Audio bytes: PCM into the ingest, or a compressed file's bytes into its decoder's queue.
     private func audio(_ bytes: ByteBuffer, target: Target, context: ChannelHandlerContext) {
         guard bytes.readableBytes > 0 else { return }
         if let container = target.container {
-            let session = session ?? CompressedSession(container: container, stream: target.ingest.stream, mixFormat: target.mixFormat)
+            if let session { return compressed(bytes, session: session, target: target, context: context) }
+            guard !droppingFile else { return }
+            guard let slot = target.decoders.reserve() else {
+                droppingFile = true
+                let refusal = target.decoders.refusal
+                target.listener.send(.error(code: refusal.code.rawValue, message: refusal.message + "; this file is dropped"))
+                return
+            }
+            let session = CompressedSession(
+                container: container, stream: target.ingest.stream, mixFormat: target.mixFormat, slot: slot)
             self.session = session
             return compressed(bytes, session: session, target: target, context: context)
         }

@@ -27,6 +27,8 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let mixFormat: @Sendable () -> AudioFormat
         /// Largest message, fragments counted together; larger ones close the socket with 1009.
         let maxMessageBytes: Int
+        /// Where a compressed file takes its decoder thread's place.
+        let decoders: DecoderSlots
         /// Set once everything up to the client's close (or the connection's end) has been taken,
         /// a compressed file's last audio included.
         let done = OneShot<Void>()
@@ -52,6 +54,11 @@ final class PlaybackFrameHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// A text message's fragments so far.
     var text = ByteBuffer()
     var session: CompressedSession?
+    /// The last mark was refused (the stream holds its most pending marks) and the client was told.
+    var refusingMarks = false
+    /// The current compressed file found every decoder busy: its audio is dropped up to the next
+    /// mark or clear, which end it.
+    var droppingFile = false
     var context: ChannelHandlerContext?
     /// Frames went on to the reader since the last read-complete: the reader's channel hands its
     /// buffer over only at a read-complete, so one must follow frames passed on outside a read.

@@ -189,8 +189,9 @@ final class PlaybackIngest: Sendable {
         stream.placeBoundary()
     }
 
-    /// Asks for `listener` to be told when everything taken so far has been heard.
-    func mark(_ name: String, listener: PlaybackListener) {
+    /// Asks for `listener` to be told when everything taken so far has been heard; false when the
+    /// stream already holds its most pending marks (nothing is placed).
+    func mark(_ name: String, listener: PlaybackListener) -> Bool {
         state.withLock { stream.addMark(name, listener: listener, pending: $0.converter.pendingFrames) }
     }
 

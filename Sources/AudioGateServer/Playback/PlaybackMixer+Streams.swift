@@ -28,7 +28,8 @@ extension PlaybackMixer {
             }
             let stream = PlaybackStream(
                 name: name, mixFormat: format, limitSeconds: configuration.limits.playbackQueueSeconds,
-                quality: configuration.resamplerQuality, metrics: metrics, role: role)
+                quality: configuration.resamplerQuality, metrics: metrics, role: role,
+                maxPendingMarks: configuration.limits.maxPendingMarks)
             registry.entries[name] = Entry(stream: stream, users: 1)
             registry.list = registry.list + [stream]
             registry.updateMusic()

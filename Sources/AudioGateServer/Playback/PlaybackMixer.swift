@@ -53,10 +53,13 @@ public final class PlaybackMixer: PlaybackSource {
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
     /// Stops the playback device while nothing plays; acquiring a stream wakes it.
     public let demand: DeviceDemand
+    /// The decoder threads of compressed files, bounded server-wide.
+    public let decoders: DecoderSlots
 
     public init(configuration: ServerConfiguration, metrics: ServerMetrics, logger: Logger) {
         self.configuration = configuration
         demand = DeviceDemand(idleMilliseconds: configuration.deviceIdleMilliseconds)
+        decoders = DecoderSlots(limit: configuration.limits.maxDecoders)
         self.logger = logger
         self.metrics = PlaybackMetrics(registry: metrics.registry)
         renderState = Mutex(RenderState(ducker: Ducker(depthDecibels: configuration.duckDecibels)))

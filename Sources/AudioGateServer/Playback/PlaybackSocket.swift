@@ -32,7 +32,7 @@ struct PlaybackSocket {
         let target = PlaybackFrameHandler.Target(
             ingest: PlaybackIngest(stream: stream, format: parameters.format, mixFormat: mixer.mixFormatProvider),
             listener: listener, container: parameters.container, mixFormat: mixer.mixFormatProvider,
-            maxMessageBytes: maxMessageBytes)
+            maxMessageBytes: maxMessageBytes, decoders: mixer.decoders)
         let frames = frames
         frames.eventLoop.execute { frames.value.attach(target) }
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -44,7 +44,7 @@ extension PlaybackStream {
             // A mark may sit a few frames past what the resampler has released; once everything is
             // heard nothing before it is left to play.
             while let mark = state.timeline.marks.first, mark.position <= state.timeline.playedTotal || allHeard {
-                state.timeline.marks.removeFirst()
+                _ = state.timeline.marks.popFirst()
                 for listener in state.listeners where listener.id == mark.listener {
                     events.append((listener, .mark(name: mark.name)))
                 }
@@ -55,7 +55,7 @@ extension PlaybackStream {
             }
             let framesToNanoseconds = { (frames: UInt64) -> UInt64 in frames * 1_000_000_000 / UInt64(max(rate, 1)) }
             while let probe = state.timeline.probes.first, let deviceFrame = probe.deviceFrame, deviceFrame <= playedDevice {
-                state.timeline.probes.removeFirst()
+                _ = state.timeline.probes.popFirst()
                 if now == 0 { now = MonotonicClock.nowNanoseconds() }
                 let heardAt = now &- framesToNanoseconds(playedDevice - deviceFrame)
                 metrics.recordLatency(nanoseconds: Int64(bitPattern: heardAt &- probe.startNanoseconds))

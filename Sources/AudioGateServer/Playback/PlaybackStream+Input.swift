@@ -47,12 +47,16 @@ extension PlaybackStream {
     }
 
     /// Asks for `listener` to be told when everything queued so far, and `pending` frames a
-    /// producer's converter still holds, has been heard.
-    func addMark(_ name: String, listener: PlaybackListener, pending: UInt64) {
+    /// producer's converter still holds, has been heard. False, and nothing placed, when
+    /// `maxPendingMarks` marks already wait: marks are not back-pressured like audio, so a client
+    /// sending them in a loop would otherwise grow the stream without bound.
+    func addMark(_ name: String, listener: PlaybackListener, pending: UInt64) -> Bool {
         state.withLock { state in
+            guard state.timeline.marks.count < maxPendingMarks else { return false }
             let position = state.timeline.queuedTotal + pending
             state.timeline.marks.append(.init(position: position, name: name, listener: listener.id))
             state.timeline.placeBoundary(at: position, queueEmpty: state.queue.isEmpty)
+            return true
         }
     }
 

@@ -13,6 +13,8 @@ public final class PlaybackStream: Sendable {
     public let name: String
     let quality: Resampler.Quality
     let metrics: PlaybackMetrics
+    /// Most marks waiting to be heard; more are refused (`addMark`).
+    let maxPendingMarks: Int
     /// Shared with the device thread; every critical section is a copy or a few counters.
     let state: Mutex<State>
     private let roleIsMusic: Atomic<Bool>
@@ -31,9 +33,10 @@ public final class PlaybackStream: Sendable {
 
     init(
         name: String, mixFormat: AudioFormat, limitSeconds: Int, quality: Resampler.Quality, metrics: PlaybackMetrics,
-        role: PlaybackRole = .voice
+        role: PlaybackRole = .voice, maxPendingMarks: Int
     ) {
         self.name = name
+        self.maxPendingMarks = maxPendingMarks
         roleIsMusic = Atomic(role == .music)
         self.quality = quality
         self.metrics = metrics

@@ -1,4 +1,5 @@
 import AudioGateCore
+import DequeModule
 
 /// Where a stream's audio is in time: frames queued, taken by the mixer and heard; the marks and
 /// latency probes waiting to be heard; clears and underruns. Positions count frames of the mix
@@ -38,8 +39,9 @@ struct PlaybackTimeline {
     var records = [Record](repeating: Record(), count: 64)
     var recordHead = 0
     var recordCount = 0
-    var marks: [PendingMark] = []
-    var probes: [LatencyProbe] = []
+    /// Oldest first; the device thread takes due ones from the front, so a deque keeps that O(1).
+    var marks = Deque<PendingMark>()
+    var probes = Deque<LatencyProbe>()
     var clearProbe: (deviceEnd: UInt64, startNanoseconds: UInt64)?
     /// Audio arrived since the last `drained`.
     var drainPending = false

@@ -39,6 +39,7 @@ extension PlaybackUpload {
         container: AudioContainer, head: [UInt8], body: inout RequestBody.AsyncIterator, ended: Bool,
         startNanoseconds: UInt64
     ) async throws -> Response {
+        guard let slot = mixer.decoders.reserve() else { throw mixer.decoders.refusal }
         let stream = try mixer.acquire(parameters.stream, role: parameters.role)
         defer { mixer.release(stream) }
         let listener = PlaybackListener()
@@ -54,18 +55,21 @@ extension PlaybackUpload {
         // request (graceful shutdown) stops it through the queue.
         let outcome = try await withTaskCancellationHandler {
             async let decoded = CompressedPlayback.decode(
-                container: container, queue: queue, ingest: ingest, startNanoseconds: startNanoseconds)
+                container: container, queue: queue, ingest: ingest, startNanoseconds: startNanoseconds, slot: slot)
             do {
                 // Stops early when the decoder gave up: the rest of the body would only be dropped.
                 while !ended, !queue.isReaderGone {
                     guard let buffer = try await body.next() else { break }
                     received += buffer.readableBytes
+                    guard received <= mixer.configuration.limits.maxBodyBytes else { throw tooLarge }
                     try await queue.write(Array(buffer.readableBytesView))
                 }
                 queue.finish()
             } catch {
                 queue.cancel()
                 _ = await decoded
+                // What was queued plays out; running dry after it is no underrun.
+                stream.placeBoundary()
                 throw error
             }
             return await decoded

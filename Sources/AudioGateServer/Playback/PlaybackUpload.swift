@@ -18,8 +18,15 @@ struct PlaybackUpload {
         var playedMs: Int?
     }
 
+    /// The 413 for a body over `--max-body-mb`.
+    var tooLarge: APIError {
+        APIError(.tooLarge, "the body is larger than \(mixer.configuration.limits.maxBodyMegabytes) MB (--max-body-mb)")
+    }
+
     func run(request: Request) async throws -> Response {
         try Self.checkContentType(request.headers[.contentType])
+        let maxBodyBytes = mixer.configuration.limits.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes { throw tooLarge }
         var body = request.body.makeAsyncIterator()
         var head: [UInt8] = []
         var startNanoseconds: UInt64 = 0
@@ -79,6 +86,7 @@ struct PlaybackUpload {
 
         let ingest = PlaybackIngest(stream: stream, format: format, mixFormat: mixer.mixFormatProvider)
         let startPosition = ingest.position
+        var received = head.count
         var probed = false
         func queue(_ buffer: ByteBuffer) async throws {
             var buffer = buffer
@@ -96,6 +104,13 @@ struct PlaybackUpload {
         try await queue(ByteBuffer(bytes: head))
         while !ended, remaining.map({ $0 > 0 }) ?? true {
             guard let buffer = try await body.next() else { break }
+            received += buffer.readableBytes
+            guard received <= maxBodyBytes else {
+                // What was queued plays out like the end of any upload: no partial frame is left
+                // carried and running dry after it is no underrun.
+                ingest.finish()
+                throw tooLarge
+            }
             try await queue(buffer)
         }
         let frames = ingest.frames
@@ -116,7 +131,11 @@ struct PlaybackUpload {
     /// Waits for the mark placed at the end of this upload (or a clear); returns ms of it heard.
     /// Throws `CancellationError` when the wait was cut short (graceful shutdown): that is no answer.
     static func waitUntilHeard(listener: PlaybackListener, ingest: PlaybackIngest, start: UInt64, end: UInt64) async throws -> Int {
-        ingest.mark("upload-end", listener: listener)
+        guard ingest.mark("upload-end", listener: listener) else {
+            throw APIError(
+                .tooManyMarks,
+                "the audio was queued, but \(ingest.stream.maxPendingMarks) marks already wait on stream '\(ingest.stream.name)', so its end cannot be waited for")
+        }
         let rate = Double(max(ingest.stream.queued.rate, 1))
         for await event in listener.events {
             switch event {

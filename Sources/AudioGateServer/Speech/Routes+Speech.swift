@@ -5,7 +5,8 @@ import Hummingbird
 extension AudioGateServer {
     /// `POST /v1/say` and `GET /v1/voices`.
     func addSpeechRoutes(to router: Router<AudioGateRequestContext>) {
-        let playback = SpeechPlayback(mixer: engine.mixer, synthesizer: .shared, service: speech)
+        let playback = SpeechPlayback(
+            mixer: engine.mixer, synthesizer: .shared, service: speech, maximumSeconds: configuration.limits.maxSaySeconds)
         router.on(RouteTable.say) { request, _ in
             let query = request.uri.queryDictionary
             let parameters = try PlaybackParameters(query: query)

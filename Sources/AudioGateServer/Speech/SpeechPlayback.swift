@@ -10,6 +10,8 @@ struct SpeechPlayback {
     let mixer: PlaybackMixer
     let synthesizer: SpeechSynthesizer
     let service: SpeechService
+    /// Most seconds of speech one text produces (`--max-say-seconds`).
+    let maximumSeconds: Int
 
     struct Answer: Encodable {
         var stream: String
@@ -17,6 +19,8 @@ struct SpeechPlayback {
         var durationMs: Int
         var queuedMs: Int
         var playedMs: Int?
+        /// Synthesis stopped at `--max-say-seconds`: the rest of the text is not spoken.
+        var truncated: Bool
     }
 
     func run(_ speech: SpeechRequest, wait: Bool) async throws -> Response {
@@ -28,10 +32,11 @@ struct SpeechPlayback {
             throw APIError(.tooManyRequests, "\(SpeechSynthesizer.maximumPending) texts are being spoken; try again shortly")
         }
         let samples: [UInt8]
+        let truncated: Bool
         let stream: PlaybackStream
         do {
-            samples = try await synthesizer.synthesize(
-                text: speech.text, voice: speech.voice, wordsPerMinute: speech.wordsPerMinute)
+            (samples, truncated) = try await synthesizer.synthesize(
+                text: speech.text, voice: speech.voice, wordsPerMinute: speech.wordsPerMinute, maximumSeconds: maximumSeconds)
             guard samples.count >= engine.format.bytesPerFrame else { throw APIError(.badBody, "the text gave no speech") }
             stream = try mixer.acquire(speech.stream)
         } catch {
@@ -50,7 +55,8 @@ struct SpeechPlayback {
         }
         var answer = Answer(
             stream: stream.name, voice: speech.voice,
-            durationMs: Int(format.milliseconds(forFrames: samples.count / format.bytesPerFrame).rounded()), queuedMs: 0)
+            durationMs: Int(format.milliseconds(forFrames: samples.count / format.bytesPerFrame).rounded()), queuedMs: 0,
+            truncated: truncated)
         if wait {
             try await cancelWhenGracefulShutdown {
                 guard try await feed.ended.wait() != .cancelled else { throw CancellationError() }

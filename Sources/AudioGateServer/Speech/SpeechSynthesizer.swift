@@ -67,14 +67,17 @@ public final class SpeechSynthesizer: Sendable {
     /// Gives a pending slot back.
     func release() { pending.wrappingSubtract(1, ordering: .relaxed) }
 
-    /// Speaks `text` on a speech thread and returns its s16le samples at the engine's rate.
+    /// Speaks `text` on a speech thread and returns its s16le samples at the engine's rate, at most
+    /// `maximumSeconds` of them (`truncated` says synthesis was stopped there).
     ///
     /// espeak-ng speaks far faster than real time (a 4000-character text in well under a second),
     /// so the whole text is synthesized before it is played. Cancelling the calling task stops
     /// synthesis at espeak-ng's next callback and throws `CancellationError`.
-    func synthesize(text: String, voice: String, wordsPerMinute: Int) async throws -> [UInt8] {
-        _ = try await engine()
-        let output = SpeechOutput()
+    func synthesize(
+        text: String, voice: String, wordsPerMinute: Int, maximumSeconds: Int
+    ) async throws -> (bytes: [UInt8], truncated: Bool) {
+        let format = try await engine().format
+        let output = SpeechOutput(maximumBytes: maximumSeconds * format.rate * format.bytesPerFrame)
         let thread = WorkerThread(name: "ag-speech") { [self] in
             library.withLock { _ in
                 // A request that went away while an earlier text held the library starts nothing.
@@ -116,7 +119,7 @@ public final class SpeechSynthesizer: Sendable {
             let output = Unmanaged<SpeechOutput>.fromOpaque(user).takeUnretainedValue()
             if let samples, count > 0 { output.append(UnsafeBufferPointer(start: samples, count: Int(count))) }
             // Non-zero asks espeak-ng to stop this synthesis.
-            return output.isCancelled ? 1 : 0
+            return output.isCancelled || output.isFull ? 1 : 0
         }
         let format = AudioFormat(rate: Int(rate), channels: 1, sampleFormat: .s16le)
         return .success(Engine(format: format, voices: listVoices()))

@@ -86,7 +86,11 @@ struct WyomingSndSession: Sendable {
                 started = nil
                 ingest.finish()
                 owed.count.wrappingAdd(1, ordering: .relaxed)
-                ingest.mark("wyoming-played", listener: listener)
+                guard ingest.mark("wyoming-played", listener: listener) else {
+                    owed.count.wrappingSubtract(1, ordering: .relaxed)
+                    throw WyomingError(
+                        .tooManyPending, "stream '\(stream.name)' already holds \(stream.maxPendingMarks) marks waiting to be heard")
+                }
             case let type where WyomingInfo.protocolEvents.contains(type):
                 logger.debug("wyoming snd ignores '\(type)'")
             default:

@@ -91,4 +91,38 @@ struct RequestErrorTests {
             #expect(try Curl.request(port: port, path: "/healthz").status == 200)
         }
     }
+
+    @Test("connections past --max-connections get a 503 too_many_connections at once and are closed; then it serves again")
+    func connectionsBounded() async throws {
+        let (_, app) = TestServer.make(TestServer.configuration { $0.limits.maxConnections = 8 })
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            // Twelve idle sockets: at most eight are taken (nothing is sent to them), the rest are
+            // answered before they send anything, and the server closes its side.
+            let fill = """
+                import socket, sys
+                held, accepted, refused = [], 0, []
+                for _ in range(12):
+                    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+                    held.append(s)
+                    s.settimeout(0.3)
+                    try:
+                        reply = s.recv(4096)
+                    except socket.timeout:
+                        accepted += 1
+                        continue
+                    s.settimeout(3)
+                    while chunk := s.recv(4096):
+                        reply += chunk
+                    refused.append(reply)
+                assert accepted <= 8 and len(refused) >= 4 and accepted + len(refused) == 12, (accepted, len(refused))
+                for reply in refused:
+                    assert reply.startswith(b"HTTP/1.1 503") and b"too_many_connections" in reply, reply
+                    assert b"Connection: close" in reply, reply
+                """
+            #expect(TestCard.run("python3", "-c", fill, String(port)) == 0)
+            let served = await Poll.until(seconds: 3) { (try? Curl.request(port: port, path: "/healthz").status) == 200 }
+            #expect(served != nil, "the server serves again once the idle sockets closed")
+        }
+    }
 }

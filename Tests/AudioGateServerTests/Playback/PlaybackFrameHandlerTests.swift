@@ -47,15 +47,17 @@ struct PlaybackFrameHandlerTests {
         let listener = PlaybackListener()
         let target: PlaybackFrameHandler.Target
 
-        init(queueSeconds: Int = 60, maxMessageBytes: Int = 1 << 20) throws {
+        init(queueSeconds: Int = 60, maxMessageBytes: Int = 1 << 20, maxPendingMarks: Int = 256) throws {
             var configuration = ServerConfiguration()
             configuration.limits.playbackQueueSeconds = queueSeconds
+            configuration.limits.maxPendingMarks = maxPendingMarks
             let mixer = PlaybackMixer(configuration: configuration, metrics: ServerMetrics(), logger: TestServer.logger)
             stream = try mixer.acquire("test")
             stream.addListener(listener)
             target = .init(
                 ingest: PlaybackIngest(stream: stream, format: PlaybackFrameHandlerTests.format, mixFormat: { PlaybackFrameHandlerTests.mix }),
-                listener: listener, container: nil, mixFormat: { PlaybackFrameHandlerTests.mix }, maxMessageBytes: maxMessageBytes)
+                listener: listener, container: nil, mixFormat: { PlaybackFrameHandlerTests.mix }, maxMessageBytes: maxMessageBytes,
+                decoders: mixer.decoders)
             try channel.pipeline.syncOperations.addHandlers([counter, handler, reader])
         }
 
@@ -127,6 +129,49 @@ struct PlaybackFrameHandlerTests {
         try fixture.channel.writeInbound(Self.text(#"{"type":"clear"}"#))
         #expect(fixture.queued == 0)
         #expect(try fixture.forwarded().isEmpty)
+    }
+
+    @Test("marks past the stream's bound are dropped with one too_many_marks error per run; the socket goes on")
+    func marksBounded() async throws {
+        let fixture = try Fixture(maxPendingMarks: 4)
+        fixture.attach()
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 100))
+        for index in 0..<10_000 {
+            try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"m\#(index)"}"#))
+        }
+        #expect(fixture.stream.pendingMarks == ["m0", "m1", "m2", "m3"])
+        // The next run of refusals, once a mark was accepted again, is told again.
+        fixture.stream.clear()
+        try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"again"}"#))
+        for index in 0..<10 {
+            try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"x\#(index)"}"#))
+        }
+        #expect(fixture.stream.pendingMarks == ["again", "x0", "x1", "x2"])
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 20))
+        #expect(fixture.holds(milliseconds: 20), "audio is still taken: \(fixture.queued) frames queued")
+        #expect(try fixture.channel.readOutbound(as: WebSocketFrame.self) == nil, "the socket stays open")
+        fixture.stream.removeListener(fixture.listener)
+        var errors: [String] = []
+        for await event in fixture.listener.events {
+            if case .error(let code, _) = event { errors.append(code) }
+        }
+        #expect(errors == ["too_many_marks", "too_many_marks"])
+    }
+
+    @Test("decoder slots: at most the limit at once; each is given back once, by release or when dropped")
+    func decoderSlots() {
+        let slots = DecoderSlots(limit: 2)
+        let first = slots.reserve()
+        var second = slots.reserve()
+        #expect(first != nil && second != nil)
+        #expect(slots.reserve() == nil, "a third is refused")
+        #expect(slots.count == 2)
+        first?.release()
+        first?.release()
+        #expect(slots.count == 1)
+        second = nil
+        #expect(slots.count == 0)
+        #expect(slots.reserve() != nil)
     }
 
     @Test("the client's close goes on to the reader after everything before it was taken, and the socket is told")

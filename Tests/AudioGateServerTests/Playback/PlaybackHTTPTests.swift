@@ -42,6 +42,25 @@ struct PlaybackHTTPTests {
         }
     }
 
+    @Test("a body over --max-body-mb gets 413 before anything plays; the stream then plays the next upload")
+    func bodyOverLimit() async throws {
+        let (server, app) = TestServer.make(TestServer.configuration { $0.limits.maxBodyMegabytes = 1 })
+        try await app.test(.live) { client in
+            await TestServer.waitForPlayback(server)
+            let large = try await client.execute(
+                uri: "/v1/playback?rate=16000&stream=big", method: .post, headers: [.contentType: "application/octet-stream"],
+                body: ByteBuffer(bytes: [UInt8](repeating: 0, count: (1 << 20) + 2)))
+            #expect(large.status == .contentTooLarge)
+            #expect((large.json["error"] as? [String: Any])?["code"] as? String == "too_large")
+            #expect(server.engine.mixer.existingStream("big")?.queued.frames ?? 0 == 0, "nothing of it was queued")
+            let small = try await client.execute(
+                uri: "/v1/playback?rate=16000&stream=big&wait=true", method: .post,
+                headers: [.contentType: "application/octet-stream"], body: ByteBuffer(bytes: [UInt8](repeating: 0, count: 16000)))
+            #expect(small.status == .ok, "\(small.json)")
+            #expect(small.json["played_ms"] as? Int == 500)
+        }
+    }
+
     @Test("raw 24 kHz s16le described by the query plays at the right pitch and length")
     func postRaw() async throws {
         try await PlaybackServer.live { server, client, monitor in

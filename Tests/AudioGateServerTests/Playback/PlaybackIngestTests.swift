@@ -15,9 +15,10 @@ struct PlaybackIngestTests {
     struct Fixture {
         let stream: PlaybackStream
 
-        init(queueSeconds: Int = 60) throws {
+        init(queueSeconds: Int = 60, maxPendingMarks: Int = 256) throws {
             var configuration = ServerConfiguration()
             configuration.limits.playbackQueueSeconds = queueSeconds
+            configuration.limits.maxPendingMarks = maxPendingMarks
             let mixer = PlaybackMixer(configuration: configuration, metrics: ServerMetrics(), logger: TestServer.logger)
             stream = try mixer.acquire("test")
         }
@@ -150,5 +151,31 @@ struct PlaybackIngestTests {
         var total = 0
         while case .bytes(let count) = buffer.withUnsafeMutableBytes({ queue.read(into: $0) }) { total += count }
         #expect(total == 210)
+    }
+
+    @Test("a stream holds at most max_pending_marks marks, every producer's together; heard ones make room")
+    func marksBounded() async throws {
+        let fixture = try Fixture(maxPendingMarks: 3)
+        let first = fixture.ingest()
+        let second = fixture.ingest()
+        let listener = PlaybackListener()
+        fixture.stream.addListener(listener)
+        #expect(try await first.write(Self.pcm([Int16](repeating: 0x1000, count: 4800))))
+        #expect(first.mark("a", listener: listener))
+        #expect(second.mark("b", listener: listener))
+        #expect(first.mark("c", listener: listener))
+        #expect(!second.mark("d", listener: listener), "a fourth mark is refused")
+        #expect(fixture.stream.pendingMarks == ["a", "b", "c"])
+        first.finish()
+        fixture.play(frames: 4800)
+        fixture.stream.progress(playedDevice: 1 << 20, rate: 48000)
+        #expect(fixture.stream.pendingMarks.isEmpty)
+        #expect(first.mark("e", listener: listener), "heard marks make room")
+        fixture.stream.removeListener(listener)
+        var names: [String] = []
+        for await event in listener.events {
+            if case .mark(let name) = event { names.append(name) }
+        }
+        #expect(names == ["a", "b", "c"])
     }
 }

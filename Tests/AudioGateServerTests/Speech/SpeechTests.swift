@@ -39,6 +39,27 @@ struct SpeechTests {
         }
     }
 
+    @Test("the worst text (digits at rate 0.5) stops at --max-say-seconds and says truncated; a short one does not")
+    func truncatedAtBound() async throws {
+        let (server, app) = TestServer.make(TestServer.configuration { $0.limits.maxSaySeconds = 5 })
+        try await app.test(.live) { client in
+            await TestServer.waitForPlayback(server)
+            let digits = String(repeating: "1234567890 ", count: 363)
+            let body = try JSONSerialization.data(withJSONObject: ["text": digits, "rate": 0.5])
+            let long = try await client.execute(
+                uri: "/v1/say?stream=digits", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(data: body))
+            #expect(long.status == .ok, "\(long.json)")
+            #expect(long.json["truncated"] as? Bool == true)
+            let duration = try #require(long.json["duration_ms"] as? Int)
+            #expect(duration > 4900 && duration <= 5000, "duration_ms \(duration)")
+            _ = try await client.execute(uri: "/v1/playback?stream=digits", method: .delete)
+            let short = try await client.execute(
+                uri: "/v1/say?stream=digits", method: .post, body: ByteBuffer(string: #"{"text":"Hello."}"#))
+            #expect(short.status == .ok, "\(short.json)")
+            #expect(short.json["truncated"] as? Bool == false)
+        }
+    }
+
     @Test("the stream comes from ?stream= as on the playback endpoints; a different body stream is a 400")
     func streamFromQuery() async throws {
         let (server, app) = PlaybackServer.make()
@@ -64,7 +85,8 @@ struct SpeechTests {
 
     @Test("a clear drops the rest of a long text, and the texts queued after it on that stream")
     func clearDropsQueuedSpeech() async throws {
-        let (server, app) = PlaybackServer.make()
+        // Past the default --max-say-seconds, so each text holds more than the stream's queue bound.
+        let (server, app) = TestServer.make(TestServer.configuration { $0.limits.maxSaySeconds = 3600 })
         try await app.test(.live) { client in
             await TestServer.waitForPlayback(server)
             let text = String(repeating: "The gateway keeps every client served while a long text is spoken. ", count: 50)
