@@ -12,7 +12,7 @@ fi
 work="$(mktemp -d)"
 mkdir -p "$work/home" "$work/run"
 chmod 700 "$work/run"
-fresh=(env HOME="$work/home" XDG_RUNTIME_DIR="$work/run" -u PULSE_SERVER -u PULSE_COOKIE)
+fresh=(env -u PULSE_SERVER -u PULSE_COOKIE HOME="$work/home" XDG_RUNTIME_DIR="$work/run")
 # A Python managed by pyenv finds its versions under its root, which defaults to the HOME it had.
 if [[ -d "${PYENV_ROOT:-$HOME/.pyenv}" ]]; then
     fresh+=(PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}")
