@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A named OS thread for blocking work (device I/O, C libraries that block or run long), joinable
 /// from async code. Every thread the server starts is one of these.
 public final class WorkerThread: Sendable {
@@ -12,13 +18,27 @@ public final class WorkerThread: Sendable {
         self.name = name
         let finished = finished
         let thread = Thread {
-            // On Linux a name set before `start` never reaches the kernel; set from inside, it does.
-            Thread.current.name = name
+            WorkerThread.nameCurrentThread(name)
             body()
             finished.fulfill(())
         }
         thread.stackSize = stackSize
         thread.start()
+    }
+
+    /// Names the calling thread where the kernel keeps it. Foundation's `Thread.name`, set from
+    /// inside, reaches the kernel only once `start` has recorded the thread's handle, which a new
+    /// thread that runs before its creator resumes (a loaded machine) has not: written here directly.
+    static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        #else
+        Thread.current.name = name
+        #endif
     }
 
     /// Returns once the thread's body has returned.
