@@ -60,7 +60,9 @@ async def attempt(args):
 
 async def attempt_speech(args, work):
     """SIGTERM while speech and uploads are queued or waited for."""
-    server = e2e.Server(args.binary, args.device)
+    # Texts longer than the default --max-say-seconds (120 s), so each holds more than the
+    # stream's queue bound while the server shuts down.
+    server = e2e.Server(args.binary, args.device, extra=["--max-say-seconds", "3600"])
     if not server.start():
         check(False, "check-shutdown: the server did not start")
         e2e.finish()
