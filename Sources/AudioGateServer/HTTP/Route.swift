@@ -19,6 +19,9 @@ struct Route: Sendable, Hashable, CustomStringConvertible {
     let parameters: Set<String>
     /// True when a GET to this path may also upgrade to a WebSocket.
     let webSocket: Bool
+    /// The path's segments, split once (every request is matched against every route); `nil` stands
+    /// for a `{name}` segment.
+    let segments: [Substring?]
 
     init(_ method: HTTPRequest.Method, _ path: String, _ access: Access = .token, parameters: Set<String> = [], webSocket: Bool = false) {
         self.method = method
@@ -26,19 +29,14 @@ struct Route: Sendable, Hashable, CustomStringConvertible {
         self.access = access
         self.parameters = parameters
         self.webSocket = webSocket
+        segments = path.split(separator: "/").map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 }
     }
 
     var description: String { "\(method.rawValue) \(path)" }
 
-    /// The path's segments; `nil` stands for a `{name}` segment.
-    var segments: [Substring?] {
-        path.split(separator: "/").map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 }
-    }
-
     /// True when the segments of a canonical path (see `RoutePath`) name this route's path.
     func matches(_ segments: [Substring]) -> Bool {
-        let own = self.segments
-        return own.count == segments.count && zip(own, segments).allSatisfy { $0 == nil || $0 == $1 }
+        self.segments.count == segments.count && zip(self.segments, segments).allSatisfy { $0 == nil || $0 == $1 }
     }
 
     /// How many `{name}` segments the path has: of two declarations that match, the one with fewer wins
