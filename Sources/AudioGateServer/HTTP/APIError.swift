@@ -1,3 +1,4 @@
+import AudioGateCore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,47 +9,7 @@ import NIOCore
 /// Every failure a client can cause ends up here; this is the one place errors become responses.
 public struct APIError: HTTPResponseError, Sendable, Equatable {
     /// Machine-readable reasons; the raw value is the `code` clients see.
-    public enum Code: String, Sendable, CaseIterable {
-        case badParameter = "bad_parameter"
-        case badBody = "bad_body"
-        case badRequest = "bad_request"
-        case unauthorized
-        case forbiddenOrigin = "forbidden_origin"
-        case notFound = "not_found"
-        case methodNotAllowed = "method_not_allowed"
-        case tooLarge = "too_large"
-        case unsupportedMediaType = "unsupported_media_type"
-        case misdirectedRequest = "misdirected_request"
-        case tooManyRequests = "too_many_requests"
-        case unavailable
-        case deviceUnavailable = "device_unavailable"
-        case insufficientStorage = "insufficient_storage"
-        case internalError = "internal_error"
-        /// A playback stream already holds its most pending marks.
-        case tooManyMarks = "too_many_marks"
-        /// Every decoder thread is busy (`--max-decoders`).
-        case tooManyDecoders = "too_many_decoders"
-        /// The server holds its most open connections (`--max-connections`).
-        case tooManyConnections = "too_many_connections"
-
-        /// The HTTP status that goes with the code.
-        public var status: HTTPResponse.Status {
-            switch self {
-            case .badParameter, .badBody, .badRequest: .badRequest
-            case .unauthorized: .unauthorized
-            case .forbiddenOrigin: .forbidden
-            case .notFound: .notFound
-            case .methodNotAllowed: .methodNotAllowed
-            case .tooLarge: .contentTooLarge
-            case .unsupportedMediaType: .unsupportedMediaType
-            case .misdirectedRequest: .misdirectedRequest
-            case .tooManyRequests, .tooManyMarks: .tooManyRequests
-            case .unavailable, .deviceUnavailable, .tooManyDecoders, .tooManyConnections: .serviceUnavailable
-            case .insufficientStorage: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
-            case .internalError: .internalServerError
-            }
-        }
-    }
+    public typealias Code = FailureReason
 
     public let code: Code
     public let message: String
@@ -59,6 +20,11 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     }
 
     public var status: HTTPResponse.Status { code.status }
+
+    /// Answers a feature's error.
+    public init(_ error: some ResponseError) {
+        self.init(error.reason, error.message)
+    }
 
     /// The JSON body.
     public var json: String {
@@ -79,6 +45,26 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
     }
 }
 
+extension FailureReason {
+    /// The HTTP status that goes with the reason.
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .badParameter, .badBody, .badRequest: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbiddenOrigin: .forbidden
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .misdirectedRequest: .misdirectedRequest
+        case .tooManyRequests, .tooManyMarks: .tooManyRequests
+        case .unavailable, .deviceUnavailable, .tooManyDecoders, .tooManyConnections: .serviceUnavailable
+        case .insufficientStorage: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
+        case .internalError: .internalServerError
+        }
+    }
+}
+
 extension APIError {
     /// Maps any error thrown while answering a request to an `APIError`.
     public init(mapping error: any Error) {
@@ -88,6 +74,8 @@ extension APIError {
             self.init(.unavailable, "the server is shutting down")
         case let error as APIError:
             self = error
+        case let error as any ResponseError:
+            self.init(error.reason, error.message)
         case let error as SpeechError:
             self.init(speech: error)
         case let error as HTTPError:
