@@ -56,7 +56,7 @@ public final class SpeechSynthesizer: Sendable {
 
     /// Takes one of the pending slots; false when all are taken.
     func reserve() -> Bool {
-        let (taken, _) = pending.wrappingAdd(1, ordering: .relaxed)
+        let (_, taken) = pending.wrappingAdd(1, ordering: .relaxed)
         if taken > Self.maximumPending {
             pending.wrappingSubtract(1, ordering: .relaxed)
             return false

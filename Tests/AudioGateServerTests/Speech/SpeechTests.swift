@@ -1,5 +1,5 @@
 import AudioGateCore
-import AudioGateServer
+@testable import AudioGateServer
 import AudioGateTestSupport
 import Foundation
 import HTTPTypes
@@ -11,6 +11,17 @@ import Testing
 /// `POST /v1/say` and `GET /v1/voices` with espeak-ng, heard on the test card's monitor.
 @Suite("speech", .serialized)
 struct SpeechTests {
+    @Test("exactly maximumPending texts are taken at once; the next is refused until one is given back")
+    func pendingBound() {
+        let synthesizer = SpeechSynthesizer.shared
+        var taken = 0
+        while taken <= SpeechSynthesizer.maximumPending, synthesizer.reserve() { taken += 1 }
+        #expect(taken == SpeechSynthesizer.maximumPending)
+        synthesizer.release()
+        #expect(synthesizer.reserve(), "a slot given back is taken again")
+        for _ in 0..<taken { synthesizer.release() }
+    }
+
     @Test("spoken text is heard for about its duration; wait=true answers after it was heard")
     func sayIsHeard() async throws {
         try await PlaybackServer.live { server, client, monitor in
