@@ -20,7 +20,7 @@ directory and HOME:
 - a fake server sending an unknown message type, an oversized message or a bad codec header: one
   log line each, a reconnect, and the HTTP API keeps serving.
 
-    .venv/bin/python Tests/EndToEnd/check_snapcast.py [--binary .build/debug/audiogate]
+    .venv/bin/python Tests/EndToEnd/check_snapcast.py [--binary .build/debug/audiogate] [--only PART]
 """
 import argparse
 import json
@@ -161,9 +161,9 @@ class SnapServer:
         return {c["id"]: c for g in status.get("server", {}).get("groups", []) for c in g["clients"]}
 
 
-def start_reference(server, scratch):
+def start_reference(server, scratch, host_id=REFERENCE_ID):
     return subprocess.Popen(
-        ["snapclient", "-h", "127.0.0.1", "-p", str(server.stream_port), "--hostID", REFERENCE_ID,
+        ["snapclient", "-h", "127.0.0.1", "-p", str(server.stream_port), "--hostID", host_id,
          "--player", "pulse", "--logsink", "null"],
         env=dict(os.environ, HOME=str(scratch)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -258,7 +258,37 @@ def describe(figures):
             f"over {figures['count']} impulses ({figures['missing']} unpaired)")
 
 
-def check_sync(binary, scratch):
+def check_pair(scratch):
+    """The rig's own floor: a second snapclient where audiogate would be, measured as check_sync
+    measures audiogate (volume 50, the same window)."""
+    server = SnapServer(scratch, "flac")
+    recorder = reference = second = None
+    try:
+        check(server.start(), "snapserver starts with an empty config and a FIFO source")
+        time.sleep(SERVER_WARMUP_S)
+        reference = start_reference(server, scratch)
+        second = start_reference(server, scratch, AUDIOGATE_ID)
+        joined = e2e.wait_for(lambda: {REFERENCE_ID, AUDIOGATE_ID} <= set(server.clients()), 5)
+        check(joined, "both snapclients are in the server's client list")
+        server.set_volume(REFERENCE_ID, 100)
+        server.set_volume(AUDIOGATE_ID, 50)
+        recorder = Recorder()
+        started = time.monotonic()
+        time.sleep(SETTLE_S + 31)
+        x, t0 = recorder.samples()
+        figures = sync_figures(impulse_pairs(x, t0, 1.0, gain(50)), started + SETTLE_S, started + SETTLE_S + 30)
+        check(sync_ok(figures, 60), f"two snapclients in sync over 30 s after {SETTLE_S} s: {describe(figures)}")
+        return figures
+    finally:
+        for process in (reference, second):
+            if process:
+                e2e.stop_process(process)
+        if recorder:
+            recorder.stop()
+        server.close()
+
+
+def check_sync(binary, scratch, sync_only=False):
     """Sync to the sample, the restart, volume and mute; one real-time attempt (retried under steal)."""
     server = SnapServer(scratch, "flac")
     recorder = reference = gate = None
@@ -289,6 +319,8 @@ def check_sync(binary, scratch):
         check(status["connected"] and status["codec"] == "flac" and status["volume"] == 50,
               f"/v1/status shows the connection: {json.dumps(status)}")
         sync_result = figures
+        if sync_only:
+            return sync_result
 
         # Volume: each player alone (the other muted), 100 -> 40, level from its impulses.
         steps = {}
@@ -496,7 +528,9 @@ def check_bad_input(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["sync", "codecs", "bad"], help="run one part")
+    parser.add_argument("--only", choices=["sync", "sync-only", "pair", "codecs", "bad"],
+                        help="run one part (sync-only: the sync to the sample alone, without the volume and "
+                             "restart parts; pair: two snapclients measured the same way, the rig's floor)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="audiogate-snapcast-") as scratch:
         if args.only in (None, "bad"):
@@ -510,11 +544,16 @@ def main():
                     break
                 print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
                 e2e.rewind(point)
-        if args.only in (None, "sync"):
+        if args.only == "pair":
+            before = e2e.cpu_sample()
+            with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                check_pair(directory)
+            print(f"steal over the run: {e2e.steal_percent(before, e2e.cpu_sample()):.1f} %", flush=True)
+        if args.only in (None, "sync", "sync-only"):
             for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
                 with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_sync(args.binary, directory)
+                    check_sync(args.binary, directory, sync_only=args.only == "sync-only")
                 print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
                 if not e2e.failures_since(point) or not attempt.retry():
                     break

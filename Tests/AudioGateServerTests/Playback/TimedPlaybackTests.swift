@@ -45,7 +45,7 @@ struct TimedPlaybackTests {
 
     /// When the server dates device frame 0 now, in milliseconds (nil before the first write).
     static func outputEpochMs(_ server: AudioGateServer) -> Double? {
-        server.engine.mixer.outputClock.withLock { $0.epoch }.map { $0 / 1e6 }
+        server.engine.mixer.deviceClock.withLock { $0.time(ofFrame: 0) }.map { $0 / 1e6 }
     }
 
     /// The same, read at monotonic time `nanoseconds`.
