@@ -32,26 +32,25 @@ public struct DeviceClock: Sendable {
         public var narrowestBandwidth: Double
         public var narrowingSeconds: Double
         public var settledNanoseconds: Double
-        /// A report this far from the line is a discontinuity once `confirmations` in a row are.
+        /// A report this far from the line is left out of the loop (a thread preempted between the
+        /// device's report and the clock read makes one late by milliseconds); `confirmations`
+        /// in a row are a discontinuity, and the line starts over from the last of them.
         public var resyncNanoseconds: Double
         public var confirmations: Int
-        /// The most of one report's error the loop takes in: a thread preempted between the
-        /// device's report and the clock read makes rare reports late by milliseconds, and they
-        /// should not pull the line as far as they are off.
-        public var errorLimitNanoseconds: Double
 
         /// Playback: PipeWire's range (`SPA_DLL_BW_MAX` to `SPA_DLL_BW_MIN`). A sound server's
-        /// latency can be tens of milliseconds off until its first timing update and then corrects
-        /// at once: 20 ms confirmed three times re-anchors on it.
+        /// latency can be milliseconds off until its first timing update and then corrects at
+        /// once, and a stream that has not started yet reports a standing position: 3 ms off for
+        /// 100 ms re-anchors, far above the pulse plugin's sawtooth of a few tenths of a millisecond.
         public static let playback = Tuning(
-            warmupSeconds: 1, widestBandwidth: 0.128, narrowestBandwidth: 0.016, narrowingSeconds: 2, settledNanoseconds: 100_000,
-            resyncNanoseconds: 20_000_000, confirmations: 3, errorLimitNanoseconds: 2_000_000)
+            warmupSeconds: 1, widestBandwidth: 0.128, narrowestBandwidth: 0.016, narrowingSeconds: 2,
+            settledNanoseconds: 100_000, resyncNanoseconds: 3_000_000, confirmations: 10)
         /// Capture: narrow from the start, so timestamps advance with the frame count while the
         /// reports (dated to within a period) wander by milliseconds; only a loss of 100 ms or more
         /// without an error re-anchors.
         public static let capture = Tuning(
             warmupSeconds: 0, widestBandwidth: 0.016, narrowestBandwidth: 0.016, narrowingSeconds: 2, settledNanoseconds: 0,
-            resyncNanoseconds: 100_000_000, confirmations: 1, errorLimitNanoseconds: 100_000_000)
+            resyncNanoseconds: 100_000_000, confirmations: 1)
     }
 
     /// The loop filter of `spa/utils/dll.h`: error in frames in, rate correction out.
@@ -162,8 +161,7 @@ public struct DeviceClock: Sendable {
             }
             if loop.bandwidth > tuning.narrowestBandwidth { narrow(after: elapsed, error: error) }
         }
-        let limited = min(max(error, -tuning.errorLimitNanoseconds), tuning.errorLimitNanoseconds)
-        let correction = loop.update(error: limited / nominal)
+        let correction = loop.update(error: error / nominal)
         let bounded = min(max(correction, 1 - Self.maximumSkew), 1 + Self.maximumSkew)
         nanosecondsPerFrame = nominal / bounded
         anchorFrame = position
