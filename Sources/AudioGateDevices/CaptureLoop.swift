@@ -87,7 +87,7 @@ public final class CaptureLoop: DeviceLoop {
         // card's FIFO is a few frames). A sound-server plugin (ALSA pulse) reports upstream latency
         // from libpulse's interpolated timing, which until its first timing update, about 1.2 s
         // into the stream, can be 50-120 ms off and then corrects at once: dated by it, continuous
-        // audio would look like a 100 ms loss. (docs/architecture.md, "Capture timestamps")
+        // audio would look like a 100 ms loss. (docs/architecture.md, "Device timing")
         let readable = (try? stream.available()) ?? 0
         let upstream = min(max(pending - readable, 0), io.periodFrames)
         let first = state.framesRead

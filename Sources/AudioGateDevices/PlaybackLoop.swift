@@ -113,8 +113,14 @@ public final class PlaybackLoop: DeviceLoop {
         let delay = (try? stream.delay()) ?? 0
         // A zero delay is reported while the buffer is not running: it dates nothing.
         if delay > 0, UInt64(delay) <= state.framesWritten {
-            clock.update(
-                frame: state.framesWritten - UInt64(delay), at: MonotonicClock.nowNanoseconds(), rate: io.format.rate)
+            let anchors = clock.anchors
+            let now = MonotonicClock.nowNanoseconds()
+            clock.update(frame: state.framesWritten - UInt64(delay), at: now, rate: io.format.rate)
+            if clock.anchors != anchors {
+                logger.debug(
+                    "playback clock anchored",
+                    metadata: ["frame": "\(state.framesWritten - UInt64(delay))", "now": "\(now)", "anchors": "\(clock.anchors)"])
+            }
         }
         source.playbackProgress(framesWritten: state.framesWritten, clock: clock)
         monitor.update { $0.frames = state.framesWritten }
