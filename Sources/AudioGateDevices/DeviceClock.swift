@@ -9,48 +9,42 @@ import Foundation
 /// read), so the clock follows them through a delay-locked loop of the kind PipeWire uses
 /// (`spa/utils/dll.h`): the phase error of each report, in frames, feeds two low-pass stages and an
 /// integrator whose sum corrects the length of a frame. The dated line itself never jumps; it bends
-/// towards the reports at the loop's bandwidth, which starts wide enough to pull in a skewed crystal
-/// and narrows as the loop settles, so the steady state averages the jitter over seconds as
-/// libpulse's interpolation does.
+/// towards the reports at the loop's bandwidth (per direction, `Tuning`), so jitter is averaged
+/// over seconds while a crystal running apart from CLOCK_MONOTONIC is followed without a lag.
 ///
 /// A report off by more than `resyncNanoseconds` several times in a row starts the line over from
 /// the report (a sound server's first timing update, a stall); the loop resets it itself on a
 /// reopen, an xrun or a format change. One value per open device stream, owned by its loop, which
 /// hands copies to the readers of its timing.
 public struct DeviceClock: Sendable {
-    /// How the loop settles.
+    /// How the loop follows the reports, per direction.
     public struct Tuning: Sendable, Equatable {
         /// After an anchor, the line is placed for this long by the mean of the reports at the
         /// nominal rate before the loop takes over: a loop pulling in one report's error (a
         /// sawtooth's edge, a late report) would take seconds and overshoot.
         public var warmupSeconds: Double
         /// The loop's bandwidth in Hz once it takes over.
-        public var widestBandwidth: Double
-        /// The bandwidth it narrows to, halving after each `narrowingSeconds` of reports whose
-        /// mean error is within `settledNanoseconds` (jitter averages out; a rate still being
-        /// pulled in does not, and narrowing then would stall the pull-in).
-        public var narrowestBandwidth: Double
-        public var narrowingSeconds: Double
-        public var settledNanoseconds: Double
+        public var bandwidth: Double
         /// A report this far from the line is left out of the loop (a thread preempted between the
         /// device's report and the clock read makes one late by milliseconds); `confirmations`
         /// in a row are a discontinuity, and the line starts over from the last of them.
         public var resyncNanoseconds: Double
         public var confirmations: Int
 
-        /// Playback: PipeWire's range (`SPA_DLL_BW_MAX` to `SPA_DLL_BW_MIN`). A sound server's
-        /// latency can be milliseconds off until its first timing update and then corrects at
-        /// once, and a stream that has not started yet reports a standing position: 3 ms off for
-        /// 100 ms re-anchors, far above the pulse plugin's sawtooth of a few tenths of a millisecond.
+        /// Playback: `SPA_DLL_BW_MAX`. The reported delay moves in real steps of tenths of a
+        /// millisecond as the sound server's latency changes, which a player next to it (snapclient,
+        /// reading libpulse's timing) follows within a second or two: so does this loop, while a
+        /// sawtooth of the interpolation or a late report is averaged to tens of microseconds. A
+        /// sound server's latency can be milliseconds off until its first timing update and then
+        /// corrects at once, and a stream that has not started yet reports a standing position:
+        /// 3 ms off for 100 ms re-anchors.
         public static let playback = Tuning(
-            warmupSeconds: 1, widestBandwidth: 0.128, narrowestBandwidth: 0.016, narrowingSeconds: 2,
-            settledNanoseconds: 100_000, resyncNanoseconds: 3_000_000, confirmations: 10)
-        /// Capture: narrow from the start, so timestamps advance with the frame count while the
-        /// reports (dated to within a period) wander by milliseconds; only a loss of 100 ms or more
-        /// without an error re-anchors.
+            warmupSeconds: 1, bandwidth: 0.128, resyncNanoseconds: 3_000_000, confirmations: 10)
+        /// Capture: `SPA_DLL_BW_MIN` from the first read, so timestamps advance with the frame
+        /// count while the reports (dated to within a period) wander by milliseconds; only a loss
+        /// of 100 ms or more without an error re-anchors.
         public static let capture = Tuning(
-            warmupSeconds: 0, widestBandwidth: 0.016, narrowestBandwidth: 0.016, narrowingSeconds: 2, settledNanoseconds: 0,
-            resyncNanoseconds: 100_000_000, confirmations: 1)
+            warmupSeconds: 0, bandwidth: 0.016, resyncNanoseconds: 100_000_000, confirmations: 1)
     }
 
     /// The loop filter of `spa/utils/dll.h`: error in frames in, rate correction out.
@@ -106,10 +100,6 @@ public struct DeviceClock: Sendable {
     private var warmupTime = 0.0
     private var warmupError = 0.0
     private var warmupReports = 0
-    /// Frames reported, and the sum of their reports' errors, since the bandwidth last narrowed.
-    private var settledFrames = 0.0
-    private var settledError = 0.0
-    private var settledReports = 0
 
     /// A clock with nothing reported yet.
     public init(tuning: Tuning) {
@@ -121,9 +111,6 @@ public struct DeviceClock: Sendable {
 
     /// The loop's current bandwidth in Hz (0 before the first report).
     public var bandwidth: Double { anchored ? loop.bandwidth : 0 }
-
-    /// The length of a device frame in monotonic nanoseconds as the loop sees it.
-    public var frameNanoseconds: Double? { anchored ? nanosecondsPerFrame : nil }
 
     /// Forgets the dating (a reopen, an xrun, a dropped buffer): the next report anchors afresh.
     public mutating func reset() {
@@ -159,7 +146,6 @@ public struct DeviceClock: Sendable {
             if abs(elapsed - loop.period) > loop.period / 4 {
                 loop.setBandwidth(loop.bandwidth, period: elapsed, rate: Double(rate))
             }
-            if loop.bandwidth > tuning.narrowestBandwidth { narrow(after: elapsed, error: error) }
         }
         let correction = loop.update(error: error / nominal)
         let bounded = min(max(correction, 1 - Self.maximumSkew), 1 + Self.maximumSkew)
@@ -185,6 +171,7 @@ public struct DeviceClock: Sendable {
     private mutating func warmUp(_ position: Double, at now: Double, nominal: Double) -> Bool {
         let error = now - (warmupTime + (position - warmupFrame) * nominal)
         guard abs(error) <= tuning.resyncNanoseconds else { return false }
+        outliers = 0
         warmupError += error
         warmupReports += 1
         anchorFrame = position
@@ -193,35 +180,20 @@ public struct DeviceClock: Sendable {
         return true
     }
 
-    private mutating func narrow(after frames: Double, error: Double) {
-        settledFrames += frames
-        settledError += error
-        settledReports += 1
-        guard settledFrames >= tuning.narrowingSeconds * Double(rate) else { return }
-        if abs(settledError / Double(settledReports)) <= tuning.settledNanoseconds {
-            loop.setBandwidth(max(loop.bandwidth / 2, tuning.narrowestBandwidth), period: loop.period, rate: Double(rate))
-        }
-        settledFrames = 0
-        settledError = 0
-        settledReports = 0
-    }
-
     private mutating func anchor(_ frame: Double, at time: Double, nominal: Double) {
         anchorFrame = frame
         anchorTime = time
         nanosecondsPerFrame = nominal
         outliers = 0
-        settledFrames = 0
-        settledError = 0
-        settledReports = 0
         loop = Loop()
         // Until the spacing of reports is seen, a 10 ms period.
-        loop.setBandwidth(tuning.widestBandwidth, period: Double(rate) / 100, rate: Double(rate))
+        loop.setBandwidth(tuning.bandwidth, period: Double(rate) / 100, rate: Double(rate))
         warming = tuning.warmupSeconds > 0
         warmupFrame = frame
         warmupTime = time
+        // The anchoring report itself, with no error from the line it sets.
         warmupError = 0
-        warmupReports = 0
+        warmupReports = 1
         anchored = true
         anchors &+= 1
     }

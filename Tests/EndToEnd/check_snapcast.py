@@ -258,50 +258,26 @@ def describe(figures):
             f"over {figures['count']} impulses ({figures['missing']} unpaired)")
 
 
-def check_pair(scratch):
-    """The rig's own floor: a second snapclient where audiogate would be, measured as check_sync
-    measures audiogate (volume 50, the same window)."""
+def check_sync(binary, scratch, part=None):
+    """Sync to the sample, the restart, volume and mute; one real-time attempt (retried under steal).
+    part "sync-only" stops after the sync to the sample; "pair" measures a second snapclient in
+    audiogate's place the same way (the rig's own floor) and stops there."""
     server = SnapServer(scratch, "flac")
-    recorder = reference = second = None
+    recorder = reference = gate = second = None
     try:
         check(server.start(), "snapserver starts with an empty config and a FIFO source")
         time.sleep(SERVER_WARMUP_S)
         reference = start_reference(server, scratch)
-        second = start_reference(server, scratch, AUDIOGATE_ID)
-        joined = e2e.wait_for(lambda: {REFERENCE_ID, AUDIOGATE_ID} <= set(server.clients()), 5)
-        check(joined, "both snapclients are in the server's client list")
-        server.set_volume(REFERENCE_ID, 100)
-        server.set_volume(AUDIOGATE_ID, 50)
-        recorder = Recorder()
-        started = time.monotonic()
-        time.sleep(SETTLE_S + 31)
-        x, t0 = recorder.samples()
-        figures = sync_figures(impulse_pairs(x, t0, 1.0, gain(50)), started + SETTLE_S, started + SETTLE_S + 30)
-        check(sync_ok(figures, 60), f"two snapclients in sync over 30 s after {SETTLE_S} s: {describe(figures)}")
-        return figures
-    finally:
-        for process in (reference, second):
-            if process:
-                e2e.stop_process(process)
-        if recorder:
-            recorder.stop()
-        server.close()
-
-
-def check_sync(binary, scratch, sync_only=False):
-    """Sync to the sample, the restart, volume and mute; one real-time attempt (retried under steal)."""
-    server = SnapServer(scratch, "flac")
-    recorder = reference = gate = None
-    try:
-        check(server.start(), "snapserver starts with an empty config and a FIFO source")
-        time.sleep(SERVER_WARMUP_S)
-        reference = start_reference(server, scratch)
-        gate = start_audiogate(binary, server, scratch)
-        check(gate.start(), "audiogate starts with --snapcast-server")
+        if part == "pair":
+            second = start_reference(server, scratch, AUDIOGATE_ID)
+        else:
+            gate = start_audiogate(binary, server, scratch)
+            check(gate.start(), "audiogate starts with --snapcast-server")
         joined = e2e.wait_for(lambda: {REFERENCE_ID, AUDIOGATE_ID} <= set(server.clients()), 5)
         check(joined, "both clients are in the server's client list")
-        name = server.clients().get(AUDIOGATE_ID, {}).get("host", {}).get("name")
-        check(name == "audiogate-test", f"audiogate shows under its --snapcast-name (got {name!r})")
+        if gate:
+            name = server.clients().get(AUDIOGATE_ID, {}).get("host", {}).get("name")
+            check(name == "audiogate-test", f"audiogate shows under its --snapcast-name (got {name!r})")
         server.set_volume(REFERENCE_ID, 100)
         server.set_volume(AUDIOGATE_ID, 50)
         recorder = Recorder()
@@ -312,14 +288,17 @@ def check_sync(binary, scratch, sync_only=False):
         x, t0 = recorder.samples()
         pairs = impulse_pairs(x, t0, 1.0, gain(50))
         figures = sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
-        check(sync_ok(figures, 60), f"in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
+        player = "a second snapclient" if second else "audiogate"
+        check(sync_ok(figures, 60), f"{player} in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
+        if second:
+            return figures
         status = gate.get("/v1/status")["snapcast"]
         check(status["connected"] and status["codec"] == "flac" and status["volume"] == 50,
               f"/v1/status shows the connection: {json.dumps(status)}")
         sync_result = figures
-        if sync_only:
+        if part == "sync-only":
             return sync_result
 
         # Volume: each player alone (the other muted), 100 -> 40, level from its impulses.
@@ -396,8 +375,9 @@ def check_sync(binary, scratch, sync_only=False):
             f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > joined))
         return sync_result
     finally:
-        if reference:
-            e2e.stop_process(reference)
+        for process in (reference, second):
+            if process:
+                e2e.stop_process(process)
         if gate:
             gate.stop()
         if recorder:
@@ -544,16 +524,11 @@ def main():
                     break
                 print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
                 e2e.rewind(point)
-        if args.only == "pair":
-            before = e2e.cpu_sample()
-            with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                check_pair(directory)
-            print(f"steal over the run: {e2e.steal_percent(before, e2e.cpu_sample()):.1f} %", flush=True)
-        if args.only in (None, "sync", "sync-only"):
+        if args.only in (None, "sync", "sync-only", "pair"):
             for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
                 with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_sync(args.binary, directory, sync_only=args.only == "sync-only")
+                    check_sync(args.binary, directory, part=args.only if args.only != "sync" else None)
                 print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
                 if not e2e.failures_since(point) or not attempt.retry():
                     break
