@@ -4,8 +4,8 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// The capture device thread: reads periods at the hardware format, converts them to float and
-/// hands them to the sink, recovering from xruns, suspends and lost devices on its own.
+/// The capture device thread: reads at the hardware format, converts to float and hands the audio
+/// to the sink, dated by the device's clock; the skeleton of `DeviceLoop` opens, recovers and reopens.
 ///
 /// It wakes once per `CaptureSink.batchMilliseconds` of audio rather than once per period (ALSA's
 /// `avail_min`): a client taking 20 ms chunks gets each as soon as it is whole either way, and the
@@ -37,101 +37,75 @@ public final class CaptureLoop: DeviceLoop {
 
     static let threadName = "ag-capture"
     static let direction = PCMDirection.capture
+    static let clockTuning = DeviceClock.Tuning.capture
 
-    func loop() {
-        var backoff = Backoff()
-        var stream: (any PCMStream)?
-        var buffers: DeviceBuffers?
-        var opened = 0
+    struct TransferState {
+        /// Frames read since the stream (re)started: the device frame of the next read's first.
+        var framesRead: UInt64 = 0
         var silentMilliseconds = 0
-        var clock = CaptureClock()
-        var idle = IdleCountdown()
         var wakeFrames = 0
+        var idle = IdleCountdown()
+    }
 
-        while !control.stopRequested {
-            guard let current = stream, let io = buffers else {
-                do {
-                    let fresh = try opener.open(.capture, request: request)
-                    try fresh.start()
-                    stream = fresh
-                    buffers = DeviceBuffers(fresh.negotiated)
-                    wakeFrames = fresh.negotiated.periodFrames
-                    backoff.reset()
-                    silentMilliseconds = 0
-                    let status = monitor.opened(fresh.negotiated, isReopen: opened > 0)
-                    opened += 1
-                    logger.info("capture device open", metadata: ["device": "\(opener.name)", "format": "\(fresh.negotiated)"])
-                    sink.captureStatusChanged(status)
-                } catch {
-                    fail(error, backoff: &backoff)
-                }
-                continue
-            }
+    func initialState() -> TransferState { TransferState() }
 
-            do throws(ALSAError) {
-                let wanted = io.wakeFrames(batchMilliseconds: sink.batchMilliseconds)
-                if wanted != wakeFrames {
-                    try current.setWakeThreshold(frames: wanted)
-                    wakeFrames = wanted
-                }
-                if try !current.wait(timeoutMilliseconds: 100) {
-                    silentMilliseconds += 100
-                    if silentMilliseconds >= Self.stallMilliseconds {
-                        throw ALSAError(code: .failed, call: "snd_pcm_wait", message: "no audio for 2 s: device stalled")
-                    }
-                    continue
-                }
-                // Everything that is ready, in one read: a sound server may deliver more than asked for.
-                let frames = try current.read(into: io.raw.baseAddress!, frames: io.capacityFrames)
-                guard frames > 0 else { continue }
-                silentMilliseconds = 0
-                let now = MonotonicClock.nowNanoseconds()
-                let pending = (try? current.delay()) ?? 0
-                if pending > max(4 * io.bufferFrames, io.format.rate / 4) {
-                    // Sound servers (the ALSA pulse plugin) keep buffering where a card would overrun;
-                    // treating a backlog of a quarter second as an overrun keeps listeners near live audio.
-                    throw ALSAError(
-                        code: .xrun, call: "snd_pcm_delay", errno: EPIPE,
-                        message: "capture backlog of \(pending) frames exceeds the buffer")
-                }
-                // The age of the read: what is still readable here, counted exactly, plus at most a
-                // period of what the device reports upstream of it (a card's FIFO is a few frames).
-                // A sound-server plugin (ALSA pulse) reports upstream latency from libpulse's
-                // interpolated timing, which until its first timing update, about 1.2 s into the
-                // stream, can be 50-120 ms off and then corrects at once: dated by it, continuous
-                // audio would look like a 100 ms loss. (docs/architecture.md, "Capture timestamps")
-                let readable = (try? current.available()) ?? 0
-                let upstream = min(max(pending - readable, 0), io.periodFrames)
-                let age = UInt64(readable + upstream + frames) * 1_000_000_000 / UInt64(io.format.rate)
-                let count = frames * io.format.channels
-                _ = SampleConversion.decode(
-                    UnsafeRawBufferPointer(start: io.raw.baseAddress, count: io.format.bytesPerFrame * frames),
-                    format: io.format.sampleFormat,
-                    into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]))
-                sink.captured(
-                    UnsafeBufferPointer(rebasing: io.samples[0..<count]), frames: frames, format: io.format,
-                    timestamp: clock.timestamp(measured: now > age ? now - age : 0, frames: frames, rate: io.format.rate))
-                monitor.update { $0.frames += UInt64(frames) }
-                if let demand, idle.expired(inUse: sink.needsDevice, demand: demand, now: now) {
-                    try sleepWhileUnused(current, demand: demand, inUse: { sink.needsDevice })
-                    idle.reset()
-                    clock.reset()
-                }
-            } catch {
-                clock.reset()
-                switch Recovery.recover(from: error, stream: current, direction: .capture, monitor: monitor) {
-                case .resumed:
-                    if error.code == .xrun || error.code == .suspended {
-                        logger.debug("capture recovered", metadata: ["error": "\(error)"])
-                        sink.captureStatusChanged(monitor.snapshot)
-                    }
-                case .reopen:
-                    logger.warning("capture device lost", metadata: ["error": "\(error)"])
-                    stream = nil
-                    buffers = nil
-                    fail(error, backoff: &backoff)
-                }
-            }
+    func opened(_ stream: any PCMStream, buffers: DeviceBuffers, status: DeviceStatus, state: inout TransferState) {
+        state.wakeFrames = stream.negotiated.periodFrames
+        state.silentMilliseconds = 0
+    }
+
+    func resumed(after error: ALSAError, buffers: DeviceBuffers, state: inout TransferState) {}
+
+    func transfer(
+        _ stream: any PCMStream, buffers io: DeviceBuffers, clock: inout DeviceClock, state: inout TransferState
+    ) throws(ALSAError) {
+        let wanted = io.wakeFrames(batchMilliseconds: sink.batchMilliseconds)
+        if wanted != state.wakeFrames {
+            try stream.setWakeThreshold(frames: wanted)
+            state.wakeFrames = wanted
+        }
+        guard
+            try waitCountingStall(
+                stream, waited: &state.silentMilliseconds, stallMilliseconds: Self.stallMilliseconds, what: "no audio")
+        else { return }
+        // Everything that is ready, in one read: a sound server may deliver more than asked for.
+        let frames = try stream.read(into: io.raw.baseAddress!, frames: io.capacityFrames)
+        guard frames > 0 else { return }
+        state.silentMilliseconds = 0
+        let now = MonotonicClock.nowNanoseconds()
+        let pending = (try? stream.delay()) ?? 0
+        if pending > max(4 * io.bufferFrames, io.format.rate / 4) {
+            // Sound servers (the ALSA pulse plugin) keep buffering where a card would overrun;
+            // treating a backlog of a quarter second as an overrun keeps listeners near live audio.
+            throw ALSAError(
+                code: .xrun, call: "snd_pcm_delay", errno: EPIPE,
+                message: "capture backlog of \(pending) frames exceeds the buffer")
+        }
+        if !clock.isAnchored { state.framesRead = 0 }
+        // The frame entering the card now: after what was read, what is still readable here,
+        // counted exactly, plus at most a period of what the device reports upstream of it (a
+        // card's FIFO is a few frames). A sound-server plugin (ALSA pulse) reports upstream latency
+        // from libpulse's interpolated timing, which until its first timing update, about 1.2 s
+        // into the stream, can be 50-120 ms off and then corrects at once: dated by it, continuous
+        // audio would look like a 100 ms loss. (docs/architecture.md, "Device timing")
+        let readable = (try? stream.available()) ?? 0
+        let upstream = min(max(pending - readable, 0), io.periodFrames)
+        let first = state.framesRead
+        state.framesRead += UInt64(frames)
+        clock.update(frame: state.framesRead + UInt64(readable + upstream), at: now, rate: io.format.rate)
+        let count = frames * io.format.channels
+        _ = SampleConversion.decode(
+            UnsafeRawBufferPointer(start: io.raw.baseAddress, count: io.format.bytesPerFrame * frames),
+            format: io.format.sampleFormat,
+            into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]))
+        let timestamp = clock.time(ofFrame: first).map { UInt64(max(0, $0)) } ?? now
+        sink.captured(
+            UnsafeBufferPointer(rebasing: io.samples[0..<count]), frames: frames, format: io.format, timestamp: timestamp)
+        monitor.update { $0.frames += UInt64(frames) }
+        if let demand, state.idle.expired(inUse: sink.needsDevice, demand: demand, now: now) {
+            try sleepWhileUnused(stream, demand: demand, inUse: { sink.needsDevice })
+            state.idle.reset()
+            clock.reset()
         }
     }
 

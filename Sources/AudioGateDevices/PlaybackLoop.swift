@@ -5,8 +5,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// The playback device thread: asks the source for one period at a time (the mixer writes silence
-/// when nothing is queued, so the card never underruns), converts it and writes it, recovering
-/// from underruns, suspends and lost devices on its own.
+/// when nothing is queued, so the card never underruns), converts it and writes it, and dates the
+/// device's frames after each write; the skeleton of `DeviceLoop` opens, recovers and reopens.
 public final class PlaybackLoop: DeviceLoop {
     /// Status for readers.
     public let monitor: DeviceMonitor
@@ -34,113 +34,96 @@ public final class PlaybackLoop: DeviceLoop {
 
     static let threadName = "ag-playback"
     static let direction = PCMDirection.playback
+    static let clockTuning = DeviceClock.Tuning.playback
 
-    func loop() {
-        var backoff = Backoff()
-        var stream: (any PCMStream)?
-        var buffers: DeviceBuffers?
-        var opened = 0
+    struct TransferState {
+        /// Frames written since the loop started, across reopens: the source's device frame count.
         var framesWritten: UInt64 = 0
         var pendingOffset = 0
         var pendingFrames = 0
         var blockedMilliseconds = 0
         var idle = IdleCountdown()
-        // A buffer found empty counts as a hole only once a whole buffer has been written since the
-        // device (re)started; before that it is empty because it is new.
+        /// A buffer found empty counts as a hole only once a whole buffer has been written since the
+        /// device (re)started; before that it is empty because it is new.
         var filledAt: UInt64 = 0
+    }
 
-        while !control.stopRequested {
-            guard let current = stream, let io = buffers else {
-                do {
-                    let fresh = try opener.open(.playback, request: request)
-                    stream = fresh
-                    buffers = DeviceBuffers(fresh.negotiated)
-                    pendingFrames = 0
-                    pendingOffset = 0
-                    blockedMilliseconds = 0
-                    filledAt = framesWritten + UInt64(fresh.negotiated.bufferFrames)
-                    backoff.reset()
-                    let status = monitor.opened(fresh.negotiated, isReopen: opened > 0)
-                    opened += 1
-                    logger.info("playback device open", metadata: ["device": "\(opener.name)", "format": "\(fresh.negotiated)"])
-                    // Whatever sat in the old device's buffer is gone: nothing is ahead of the speaker.
-                    source.playbackProgress(framesWritten: framesWritten, delayFrames: 0)
-                    source.playbackStatusChanged(status)
-                } catch {
-                    fail(error, backoff: &backoff)
-                }
-                continue
+    func initialState() -> TransferState { TransferState() }
+
+    func opened(_ stream: any PCMStream, buffers: DeviceBuffers, status: DeviceStatus, state: inout TransferState) {
+        state.pendingFrames = 0
+        state.pendingOffset = 0
+        state.blockedMilliseconds = 0
+        state.filledAt = state.framesWritten + UInt64(buffers.bufferFrames)
+        // Whatever sat in the old device's buffer is gone: nothing is ahead of the speaker.
+        source.playbackProgress(framesWritten: state.framesWritten, clock: DeviceClock(tuning: Self.clockTuning))
+    }
+
+    func resumed(after error: ALSAError, buffers: DeviceBuffers, state: inout TransferState) {
+        state.filledAt = state.framesWritten + UInt64(buffers.bufferFrames)
+    }
+
+    func transfer(
+        _ stream: any PCMStream, buffers io: DeviceBuffers, clock: inout DeviceClock, state: inout TransferState
+    ) throws(ALSAError) {
+        if state.pendingFrames == 0 {
+            if let demand,
+                state.idle.expired(inUse: source.needsDevice, demand: demand, now: MonotonicClock.nowNanoseconds())
+            {
+                // The dropped buffer holds only silence: nothing will be ahead of the speaker.
+                clock.reset()
+                source.playbackProgress(framesWritten: state.framesWritten, clock: clock)
+                try sleepWhileUnused(stream, demand: demand, inUse: { source.needsDevice })
+                state.idle.reset()
+                state.blockedMilliseconds = 0
+                state.filledAt = state.framesWritten + UInt64(io.bufferFrames)
+                return
             }
-
-            do throws(ALSAError) {
-                if pendingFrames == 0 {
-                    if let demand,
-                        idle.expired(inUse: source.needsDevice, demand: demand, now: MonotonicClock.nowNanoseconds())
-                    {
-                        // The dropped buffer holds only silence: nothing will be ahead of the speaker.
-                        source.playbackProgress(framesWritten: framesWritten, delayFrames: 0)
-                        try sleepWhileUnused(current, demand: demand, inUse: { source.needsDevice })
-                        idle.reset()
-                        blockedMilliseconds = 0
-                        filledAt = framesWritten + UInt64(io.bufferFrames)
-                        continue
-                    }
-                    let available = try current.available()
-                    // The pulse plugin reports an underrun only if its notice arrives before the next
-                    // write, so a buffer found played out is counted here as well.
-                    if available >= io.bufferFrames - 1, framesWritten >= filledAt {
-                        monitor.update { $0.ranEmpty += 1 }
-                        filledAt = framesWritten + UInt64(io.bufferFrames)
-                    }
-                    if available < io.periodFrames {
-                        if try !current.wait(timeoutMilliseconds: 100) {
-                            blockedMilliseconds += 100
-                            if blockedMilliseconds >= Self.stallMilliseconds {
-                                throw ALSAError(
-                                    code: .failed, call: "snd_pcm_wait", message: "no room for 2 s: device stalled")
-                            }
-                        }
-                        continue
-                    }
-                    let count = io.periodFrames * io.format.channels
-                    source.render(
-                        into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]), frames: io.periodFrames,
-                        format: io.format, startFrame: framesWritten)
-                    _ = SampleConversion.encode(
-                        UnsafeBufferPointer(rebasing: io.samples[0..<count]), format: io.format.sampleFormat,
-                        into: io.raw)
-                    pendingFrames = io.periodFrames
-                    pendingOffset = 0
-                }
-                let written = try current.write(
-                    from: io.raw.baseAddress! + pendingOffset * io.format.bytesPerFrame, frames: pendingFrames)
-                if written == 0 {
-                    _ = try current.wait(timeoutMilliseconds: 10)
-                    continue
-                }
-                blockedMilliseconds = 0
-                pendingOffset += written
-                pendingFrames -= written
-                framesWritten += UInt64(written)
-                let delay = (try? current.delay()) ?? 0
-                source.playbackProgress(framesWritten: framesWritten, delayFrames: delay)
-                monitor.update { $0.frames = framesWritten }
-            } catch {
-                switch Recovery.recover(from: error, stream: current, direction: .playback, monitor: monitor) {
-                case .resumed:
-                    filledAt = framesWritten + UInt64(io.bufferFrames)
-                    if error.code == .xrun || error.code == .suspended {
-                        logger.debug("playback recovered", metadata: ["error": "\(error)"])
-                        source.playbackStatusChanged(monitor.snapshot)
-                    }
-                case .reopen:
-                    logger.warning("playback device lost", metadata: ["error": "\(error)"])
-                    stream = nil
-                    buffers = nil
-                    fail(error, backoff: &backoff)
-                }
+            let available = try stream.available()
+            // The pulse plugin reports an underrun only if its notice arrives before the next
+            // write, so a buffer found played out is counted here as well.
+            if available >= io.bufferFrames - 1, state.framesWritten >= state.filledAt {
+                monitor.update { $0.ranEmpty += 1 }
+                state.filledAt = state.framesWritten + UInt64(io.bufferFrames)
+            }
+            if available < io.periodFrames {
+                _ = try waitCountingStall(
+                    stream, waited: &state.blockedMilliseconds, stallMilliseconds: Self.stallMilliseconds, what: "no room")
+                return
+            }
+            let count = io.periodFrames * io.format.channels
+            source.render(
+                into: UnsafeMutableBufferPointer(rebasing: io.samples[0..<count]), frames: io.periodFrames,
+                format: io.format, startFrame: state.framesWritten)
+            _ = SampleConversion.encode(
+                UnsafeBufferPointer(rebasing: io.samples[0..<count]), format: io.format.sampleFormat, into: io.raw)
+            state.pendingFrames = io.periodFrames
+            state.pendingOffset = 0
+        }
+        let written = try stream.write(
+            from: io.raw.baseAddress! + state.pendingOffset * io.format.bytesPerFrame, frames: state.pendingFrames)
+        if written == 0 {
+            _ = try stream.wait(timeoutMilliseconds: 10)
+            return
+        }
+        state.blockedMilliseconds = 0
+        state.pendingOffset += written
+        state.pendingFrames -= written
+        state.framesWritten += UInt64(written)
+        let delay = (try? stream.delay()) ?? 0
+        // A zero delay is reported while the buffer is not running: it dates nothing.
+        if delay > 0, UInt64(delay) <= state.framesWritten {
+            let anchors = clock.anchors
+            let now = MonotonicClock.nowNanoseconds()
+            clock.update(frame: state.framesWritten - UInt64(delay), at: now, rate: io.format.rate)
+            if clock.anchors != anchors {
+                logger.debug(
+                    "playback clock anchored",
+                    metadata: ["frame": "\(state.framesWritten - UInt64(delay))", "now": "\(now)", "anchors": "\(clock.anchors)"])
             }
         }
+        source.playbackProgress(framesWritten: state.framesWritten, clock: clock)
+        monitor.update { $0.frames = state.framesWritten }
     }
 
     func report(_ status: DeviceStatus) {

@@ -105,7 +105,7 @@ struct CaptureBatchTests {
             // Audio read after the first call against the wall clock between first and last call:
             // a read that skipped or repeated periods would be tens of ms off. Capture timestamps
             // are not compared here: under load a sound server's reported delay shifts and the
-            // capture clock re-anchors (CaptureClockTests cover that), which says nothing of batching.
+            // device clock re-anchors (DeviceClockTests cover that), which says nothing of batching.
             let calls = batched.calls
             let frames = calls.dropFirst().reduce(0) { $0 + $1.frames }
             let audio = Double(frames) * 1000 / Double(batched.rate)

@@ -69,7 +69,7 @@ final class ToneSource: PlaybackSource {
         }
     }
 
-    func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
+    func playbackProgress(framesWritten: UInt64, clock: DeviceClock) {
         let stall = state.withLock { state in
             state.framesWritten = framesWritten
             defer { state.stallMilliseconds = 0 }

@@ -20,7 +20,7 @@ directory and HOME:
 - a fake server sending an unknown message type, an oversized message or a bad codec header: one
   log line each, a reconnect, and the HTTP API keeps serving.
 
-    .venv/bin/python Tests/EndToEnd/check_snapcast.py [--binary .build/debug/audiogate]
+    .venv/bin/python Tests/EndToEnd/check_snapcast.py [--binary .build/debug/audiogate] [--only PART]
 """
 import argparse
 import json
@@ -161,9 +161,9 @@ class SnapServer:
         return {c["id"]: c for g in status.get("server", {}).get("groups", []) for c in g["clients"]}
 
 
-def start_reference(server, scratch):
+def start_reference(server, scratch, host_id=REFERENCE_ID):
     return subprocess.Popen(
-        ["snapclient", "-h", "127.0.0.1", "-p", str(server.stream_port), "--hostID", REFERENCE_ID,
+        ["snapclient", "-h", "127.0.0.1", "-p", str(server.stream_port), "--hostID", host_id,
          "--player", "pulse", "--logsink", "null"],
         env=dict(os.environ, HOME=str(scratch)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -258,20 +258,26 @@ def describe(figures):
             f"over {figures['count']} impulses ({figures['missing']} unpaired)")
 
 
-def check_sync(binary, scratch):
-    """Sync to the sample, the restart, volume and mute; one real-time attempt (retried under steal)."""
+def check_sync(binary, scratch, part=None):
+    """Sync to the sample, the restart, volume and mute; one real-time attempt (retried under steal).
+    part "sync-only" stops after the sync to the sample; "pair" measures a second snapclient in
+    audiogate's place the same way (the rig's own floor) and stops there."""
     server = SnapServer(scratch, "flac")
-    recorder = reference = gate = None
+    recorder = reference = gate = second = None
     try:
         check(server.start(), "snapserver starts with an empty config and a FIFO source")
         time.sleep(SERVER_WARMUP_S)
         reference = start_reference(server, scratch)
-        gate = start_audiogate(binary, server, scratch)
-        check(gate.start(), "audiogate starts with --snapcast-server")
+        if part == "pair":
+            second = start_reference(server, scratch, AUDIOGATE_ID)
+        else:
+            gate = start_audiogate(binary, server, scratch)
+            check(gate.start(), "audiogate starts with --snapcast-server")
         joined = e2e.wait_for(lambda: {REFERENCE_ID, AUDIOGATE_ID} <= set(server.clients()), 5)
         check(joined, "both clients are in the server's client list")
-        name = server.clients().get(AUDIOGATE_ID, {}).get("host", {}).get("name")
-        check(name == "audiogate-test", f"audiogate shows under its --snapcast-name (got {name!r})")
+        if gate:
+            name = server.clients().get(AUDIOGATE_ID, {}).get("host", {}).get("name")
+            check(name == "audiogate-test", f"audiogate shows under its --snapcast-name (got {name!r})")
         server.set_volume(REFERENCE_ID, 100)
         server.set_volume(AUDIOGATE_ID, 50)
         recorder = Recorder()
@@ -282,13 +288,18 @@ def check_sync(binary, scratch):
         x, t0 = recorder.samples()
         pairs = impulse_pairs(x, t0, 1.0, gain(50))
         figures = sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
-        check(sync_ok(figures, 60), f"in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
+        player = "a second snapclient" if second else "audiogate"
+        check(sync_ok(figures, 60), f"{player} in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
+        if second:
+            return figures
         status = gate.get("/v1/status")["snapcast"]
         check(status["connected"] and status["codec"] == "flac" and status["volume"] == 50,
               f"/v1/status shows the connection: {json.dumps(status)}")
         sync_result = figures
+        if part == "sync-only":
+            return sync_result
 
         # Volume: each player alone (the other muted), 100 -> 40, level from its impulses.
         steps = {}
@@ -364,8 +375,9 @@ def check_sync(binary, scratch):
             f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > joined))
         return sync_result
     finally:
-        if reference:
-            e2e.stop_process(reference)
+        for process in (reference, second):
+            if process:
+                e2e.stop_process(process)
         if gate:
             gate.stop()
         if recorder:
@@ -496,7 +508,9 @@ def check_bad_input(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["sync", "codecs", "bad"], help="run one part")
+    parser.add_argument("--only", choices=["sync", "sync-only", "pair", "codecs", "bad"],
+                        help="run one part (sync-only: the sync to the sample alone, without the volume and "
+                             "restart parts; pair: two snapclients measured the same way, the rig's floor)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="audiogate-snapcast-") as scratch:
         if args.only in (None, "bad"):
@@ -510,11 +524,11 @@ def main():
                     break
                 print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
                 e2e.rewind(point)
-        if args.only in (None, "sync"):
+        if args.only in (None, "sync", "sync-only", "pair"):
             for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
                 with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_sync(args.binary, directory)
+                    check_sync(args.binary, directory, part=args.only if args.only != "sync" else None)
                 print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
                 if not e2e.failures_since(point) or not attempt.retry():
                     break

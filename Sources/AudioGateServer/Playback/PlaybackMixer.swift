@@ -44,10 +44,8 @@ public final class PlaybackMixer: PlaybackSource {
     public let echoReference = EchoReference()
     let registry = Mutex(Registry())
     let renderState: Mutex<RenderState>
-    /// When each device frame leaves the card: updated after each write, read by each render.
-    let outputClock = Mutex(OutputClock())
-    /// Whether `outputClock` holds dates (only the playback thread touches it).
-    let clockDated = Atomic<Bool>(false)
+    /// The playback loop's device clock as of its last write: dates device frames for timed streams.
+    let deviceClock = Mutex(DeviceClock(tuning: .playback))
     /// Whether music is lowered (or ramping) under a voice, for readers.
     let duckingActive = Atomic<Bool>(false)
     let hardware: Mutex<NegotiatedFormat?> = Mutex(nil)
@@ -83,7 +81,7 @@ public final class PlaybackMixer: PlaybackSource {
         }
         period.update(repeating: 0, count: samples)
         // Nil before the device has reported a delay: timed streams wait for it.
-        let startTime = timed.isEmpty ? nil : outputClock.withLock { $0.leaveTime(ofDeviceFrame: startFrame) }
+        let startTime = timed.isEmpty ? nil : deviceClock.withLock { $0.time(ofFrame: startFrame) }
         // Lent: mixing adds the locked scratch into the caller's buffer in one call.
         let lent = LentBuffer(UnsafeMutableBufferPointer(start: period, count: samples))
         let (silent, ducking) = renderState.withLock { state -> (Bool, Bool) in
@@ -162,31 +160,14 @@ public final class PlaybackMixer: PlaybackSource {
             silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
-    public func playbackProgress(framesWritten: UInt64, delayFrames: Int) {
-        // Read first: the delay was sampled just before this call.
-        let (streams, timed) = registry.withLock { ($0.list, !$0.timed.isEmpty) }
+    public func playbackProgress(framesWritten: UInt64, clock: DeviceClock) {
+        let streams = registry.withLock { $0.list }
         let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
-        if timed {
-            // Only timed streams need the output dated; a new one waits a period for the first date
-            // and the estimate settles over the next second, before a network player's first chunk is due.
-            let now = MonotonicClock.nowNanoseconds()
-            clockDated.store(true, ordering: .relaxed)
-            outputClock.withLock { clock in
-                if delayFrames <= 0 {
-                    // The loop dropped or (re)opened the device: frame counts no longer date the output.
-                    clock.reset()
-                } else {
-                    clock.add(now: now, framesWritten: framesWritten, delayFrames: delayFrames, rate: rate)
-                }
-            }
-        } else if clockDated.load(ordering: .relaxed) {
-            // Dates from before an xrun or a restart would mislead the next timed stream: it starts afresh.
-            clockDated.store(false, ordering: .relaxed)
-            outputClock.withLock { $0.reset() }
-        }
-        echoReference.progress(framesWritten: framesWritten, delayFrames: delayFrames)
-        let delay = UInt64(max(delayFrames, 0))
-        let playedDevice = framesWritten > delay ? framesWritten - delay : 0
+        deviceClock.withLock { $0 = clock }
+        echoReference.progress(clock)
+        // Not dated (the device reopened or dropped its buffer): nothing is ahead of the speaker.
+        let playing = clock.frame(at: MonotonicClock.nowNanoseconds()).map { min(max($0, 0), Double(framesWritten)) }
+        let playedDevice = playing.map { UInt64($0) } ?? framesWritten
         for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
     }
 

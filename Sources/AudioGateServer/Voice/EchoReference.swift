@@ -1,4 +1,5 @@
 import AudioGateCore
+import AudioGateDevices
 import Synchronization
 
 /// What the mixer wrote to the playback device (after volume), kept for a few seconds and dated by
@@ -9,25 +10,16 @@ import Synchronization
 public final class EchoReference: Sendable {
     /// How much reference is kept, in seconds (echo paths are far shorter; processing may lag).
     static let seconds = 2
-    /// A measured play time this far from the predicted one re-anchors the timeline (a reopen, an xrun).
-    static let resyncNanoseconds: Double = 50_000_000
-    /// Share of the measured error corrected per period, so the coarse steps of `snd_pcm_delay`
-    /// do not shake the timeline.
-    static let slew = 0.01
-
     private struct State {
         var samples: [Float] = []
         var rate = 0
         /// Device frame after the last stored one.
         var endFrame: UInt64 = 0
-        /// Device frame `anchorFrame` leaves the speaker at `anchorTime` (monotonic ns).
-        var anchorFrame: UInt64 = 0
-        var anchorTime = 0.0
-        var anchored = false
-        /// Counts re-anchorings: each is a new timing between the mixer and the speaker (the device
-        /// started again after idling, reopened, or ran late), so the echo path a canceller learned
-        /// may have moved.
-        var epoch: UInt64 = 0
+        /// The playback device's clock as of its last write: when each device frame leaves the
+        /// speaker. Its anchor count is the timing's epoch: each anchoring is a new timing between
+        /// the mixer and the speaker (the device started again after idling, reopened, or ran
+        /// late), so the echo path a canceller learned may have moved.
+        var clock = DeviceClock(tuning: .playback)
     }
 
     private let state = Mutex(State())
@@ -46,7 +38,6 @@ public final class EchoReference: Sendable {
                 // Only on the first period or after a format change: not the steady path.
                 state.rate = format.rate
                 state.samples = [Float](repeating: 0, count: format.rate * Self.seconds)
-                state.anchored = false
             }
             let capacity = state.samples.count
             let channels = format.channels
@@ -70,24 +61,9 @@ public final class EchoReference: Sendable {
         }
     }
 
-    /// After each write: device frame `framesWritten - delayFrames` is leaving the speaker now.
-    func progress(framesWritten: UInt64, delayFrames: Int, now: UInt64 = MonotonicClock.nowNanoseconds()) {
-        state.withLock { state in
-            guard state.rate > 0 else { return }
-            let delay = UInt64(max(delayFrames, 0))
-            let playing = framesWritten > delay ? framesWritten - delay : 0
-            let nanosecondsPerFrame = 1e9 / Double(state.rate)
-            let predicted = state.anchorTime + (Double(playing) - Double(state.anchorFrame)) * nanosecondsPerFrame
-            let error = Double(now) - predicted
-            if !state.anchored || abs(error) > Self.resyncNanoseconds {
-                state.anchorFrame = playing
-                state.anchorTime = Double(now)
-                state.anchored = true
-                state.epoch &+= 1
-            } else {
-                state.anchorTime += error * Self.slew
-            }
-        }
+    /// After each write: the playback device's clock, which dates the frames stored.
+    func progress(_ clock: DeviceClock) {
+        state.withLock { $0.clock = clock }
     }
 
     // MARK: - Processing threads
@@ -99,8 +75,8 @@ public final class EchoReference: Sendable {
     /// changes when the device's timing does), nil before playback ran.
     func deviceFrame(at time: UInt64) -> (frame: Double, epoch: UInt64)? {
         state.withLock { state in
-            guard state.anchored, state.rate > 0 else { return nil }
-            return (Double(state.anchorFrame) + (Double(time) - state.anchorTime) * Double(state.rate) / 1e9, state.epoch)
+            guard state.rate > 0, let frame = state.clock.frame(at: time) else { return nil }
+            return (frame, state.clock.anchors)
         }
     }
 

@@ -43,9 +43,14 @@ struct TimedPlaybackTests {
         try await Task.sleep(for: .seconds(10))
     }
 
-    /// When the server dates device frame 0 now, in milliseconds (nil before the first write).
+    /// When the server dates device frame 0 now, in milliseconds (nil before the first write): from
+    /// the frame it dates at the card's edge now, at the nominal rate, so that the figure moves only
+    /// as far as the date of the frames playing moves.
     static func outputEpochMs(_ server: AudioGateServer) -> Double? {
-        server.engine.mixer.outputClock.withLock { $0.epoch }.map { $0 / 1e6 }
+        let now = MonotonicClock.nowNanoseconds()
+        return server.engine.mixer.deviceClock.withLock { clock in
+            clock.frame(at: now).map { (Double(now) - $0 * 1e9 / Double(clock.rate)) / 1e6 }
+        }
     }
 
     /// The same, read at monotonic time `nanoseconds`.

@@ -185,35 +185,6 @@ struct TimedPlayoutTests {
         #expect(largest <= 15.0 / 4800 + 1e-6)
     }
 
-    @Test("the output clock rides out delay jitter and outliers, and starts over after a lasting jump")
-    func outputClock() throws {
-        var clock = OutputClock()
-        var generator = SeededGenerator(seed: 3)
-        let truth = 5_000_000_000.0
-        var written: UInt64 = 48000
-        func write(_ epoch: Double, jitter: Double) {
-            written += 480
-            let delay = 1920
-            // Frame `written - delay` leaves at `now`.
-            let noise = (Double(generator.next() % 1000) / 1000 - 0.5) * 2 * jitter
-            let now = epoch + Double(written - UInt64(delay)) * 1e9 / 48000 + noise
-            clock.add(now: UInt64(now), framesWritten: written, delayFrames: delay, rate: 48000)
-        }
-        for index in 0..<500 {
-            // ±0.3 ms jitter, and a thread preempted 5 ms between the delay and the clock now and then.
-            write(truth + (index % 37 == 0 ? 5_000_000 : 0), jitter: 300_000)
-        }
-        let epoch = try #require(clock.epoch)
-        #expect(abs(epoch - truth) < 50_000, "epoch off by \((epoch - truth) / 1000) µs")
-        // Two outliers of 30 ms are ignored; three in a row are a new timeline.
-        write(truth + 30_000_000, jitter: 0)
-        write(truth + 30_000_000, jitter: 0)
-        #expect(abs(try #require(clock.epoch) - truth) < 50_000)
-        write(truth + 30_000_000, jitter: 0)
-        #expect(abs(try #require(clock.epoch) - truth - 30_000_000) < 1000)
-        #expect(abs(try #require(clock.leaveTime(ofDeviceFrame: 48000)) - truth - 30_000_000 - 1e9) < 1000)
-    }
-
     @Test("a reset while playing fades out instead of cutting")
     func resetFades() {
         var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
