@@ -4,6 +4,9 @@
 #   make deb    a Debian package of the release build (audiogate_VERSION_ARCH.deb) that needs no Swift
 SWIFT ?= swift
 ARGS ?=
+# Package.swift finds WebRTC's audio processing library (built into .deps/ by
+# scripts/build-webrtc-apm.sh) through its pkg-config file; scripts/deps-env.sh sets the same.
+export PKG_CONFIG_PATH := $(CURDIR)/.deps/webrtc-audio-processing-2.1/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
 .PHONY: run build release deb test test-fresh deps test-deps bench bench-gate fuzz clean have-swift
 

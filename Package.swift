@@ -6,9 +6,6 @@ import PackageDescription
 /// fifth of its instructions (callgrind, 100 clients). Debug builds, which the tests run, keep them.
 let audioPathSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
-/// Where scripts/build-webrtc-apm.sh installs WebRTC's audio processing library.
-let webrtcAudioPrefix = Context.packageDirectory + "/.deps/webrtc-audio-processing-2.1"
-
 let package = Package(
     name: "audiogate",
     platforms: [.macOS(.v15)],
@@ -42,19 +39,16 @@ let package = Package(
             providers: [.apt(["libspeexdsp-dev"])]
         ),
         // WebRTC's audio processing (webrtc-audio-processing 2.1: AEC3, noise suppression, gain
-        // control, the GMM voice detector) is C++; this shim gives it a C interface. The library is
-        // built from source into .deps/ by scripts/build-webrtc-apm.sh (Debian 12 has only 0.3) and
-        // linked statically; the flags are what its pkg-config file prints.
+        // control, the GMM voice detector), built from source into .deps/ by
+        // scripts/build-webrtc-apm.sh (Debian 12 has only 0.3) and linked statically. Its header and
+        // library paths come from the pkg-config file that script writes; the Makefile and
+        // scripts/deps-env.sh put its folder on PKG_CONFIG_PATH.
+        .systemLibrary(name: "CWebRTCAPM", pkgConfig: "webrtc-audio-processing-2"),
+        // The library is C++; this shim gives it a C interface.
         .target(
             name: "CWebRTCAudio",
-            cxxSettings: [
-                .define("WEBRTC_POSIX"), .define("WEBRTC_LIBRARY_IMPL"),
-                .unsafeFlags(["-I\(webrtcAudioPrefix)/include/webrtc-audio-processing-2", "-I\(webrtcAudioPrefix)/include"]),
-            ],
-            linkerSettings: [
-                .unsafeFlags(["-L\(webrtcAudioPrefix)/lib"]), .linkedLibrary("webrtc-audio-processing-2"),
-                .linkedLibrary("rt"), .linkedLibrary("pthread"),
-            ]
+            dependencies: ["CWebRTCAPM"],
+            cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_LIBRARY_IMPL")]
         ),
         // Compressed playback (MP3, Ogg Opus/Vorbis, FLAC, WebM) and speech synthesis.
         .systemLibrary(

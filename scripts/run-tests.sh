@@ -3,6 +3,7 @@
 # then the end-to-end checks in Tests/EndToEnd against the debug server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/deps-env.sh
 export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
 # Name the test card's sound server outright: libpulse otherwise spends most of a second looking
 # for it on every device open.

@@ -5,6 +5,7 @@
 # Needs scripts/install-deps.sh test (PulseAudio, ALSA pulse plugin, .venv with websockets).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 
 seconds="${1:-30}"
 python=.venv/bin/python

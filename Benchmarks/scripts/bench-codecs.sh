@@ -5,6 +5,7 @@
 # Needs scripts/install-deps.sh bench (ffmpeg, the test card, .venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 
 python=.venv/bin/python
 [[ -x "$python" ]] || { echo "run scripts/install-deps.sh bench first" >&2; exit 1; }

@@ -6,6 +6,7 @@
 # Needs scripts/install-deps.sh test (PulseAudio, ALSA pulse plugin, valgrind, cc, .venv with websockets).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 
 seconds="${1:-20}"
 runs="${2:-3}"

@@ -4,6 +4,7 @@
 # Writes docs/bench-playback.md. Usage: Benchmarks/scripts/bench-playback.sh [--streams N] [--seconds S]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 
 streams=8
 seconds=30

@@ -5,6 +5,7 @@
 # Needs scripts/install-deps.sh test (snapserver, snapclient, PulseAudio, .venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 
 seconds="${1:-20}"
 runs="${2:-5}"

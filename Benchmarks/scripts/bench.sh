@@ -6,6 +6,7 @@
 # is the gate's, else the capture latency row's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/deps-env.sh
 mkdir -p docs
 bench_bin="$(swift build -c release --package-path Benchmarks --show-bin-path)"
 

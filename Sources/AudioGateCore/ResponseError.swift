@@ -33,3 +33,10 @@ public protocol ResponseError: Error, Sendable {
     /// The human-readable `error.message`.
     var message: String { get }
 }
+
+extension FailureReason {
+    /// The message of a `badParameter`: the parameter's name and what it may be.
+    public static func parameterMessage(_ name: String, _ allowed: String) -> String {
+        "invalid '\(name)': \(allowed)"
+    }
+}

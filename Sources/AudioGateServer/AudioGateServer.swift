@@ -98,7 +98,7 @@ public struct AudioGateServer: Sendable {
             }
             let dictionary = uri.queryDictionary
             if let error = RouteTable.unknownParameter(path, method: method, keys: dictionary.keys) { return error }
-            do throws(APIError) {
+            do {
                 switch RouteTable.route(method, at: RoutePath.canonical(path)) {
                 case RouteTable.capture:
                     _ = try CaptureParameters(query: dictionary)

@@ -25,6 +25,11 @@ import wave
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The checks that build the server run `swift build`, which finds WebRTC's audio processing library
+# through its pkg-config file (as scripts/deps-env.sh sets for the shell scripts).
+os.environ["PKG_CONFIG_PATH"] = os.pathsep.join(
+    filter(None, [str(ROOT / ".deps/webrtc-audio-processing-2.1/lib/pkgconfig"), os.environ.get("PKG_CONFIG_PATH")])
+)
 DEFAULT_BINARY = ROOT / ".build/debug/audiogate"
 LOG_LEVEL = os.environ.get("AUDIOGATE_LOG_LEVEL", "warning")
 RATE = 16000  # what the recorder listens at

@@ -35,14 +35,14 @@ final class CaptureEncoder: Sendable {
     private let state = Mutex(State())
 
     /// Builds the encoder and subscribes it to the hub; the pump starts with `run`.
-    init(key: Key, limitFrames: Int?, hub: CaptureHub, chunkMilliseconds: Int) throws(APIError) {
+    init(key: Key, limitFrames: Int?, hub: CaptureHub, chunkMilliseconds: Int) throws(CaptureError) {
         self.key = key
         self.limitFrames = limitFrames
         let streaming: StreamingEncoder
         do {
             streaming = try StreamingEncoder(key.encoding)
         } catch {
-            throw APIError(.internalError, "the \(key.encoding.codec.rawValue) encoder could not be opened: \(error.message)")
+            throw CaptureError(.encoderFailed, "the \(key.encoding.codec.rawValue) encoder could not be opened: \(error.message)")
         }
         header = streaming.header
         preSkip = streaming.preSkip

@@ -24,7 +24,7 @@ final class CaptureEncoders: Sendable {
     /// after exactly that much audio.
     func join(
         _ key: CaptureEncoder.Key, listener: EncodedListener, limitFrames: Int?, chunkMilliseconds: Int, hub: CaptureHub
-    ) throws(APIError) -> CaptureEncoder {
+    ) throws(CaptureError) -> CaptureEncoder {
         let encoder = try choose(key, listener: listener, limitFrames: limitFrames, chunkMilliseconds: chunkMilliseconds, hub: hub)
         listeners.add(1, ordering: .relaxed)
         return encoder
@@ -32,7 +32,7 @@ final class CaptureEncoders: Sendable {
 
     private func choose(
         _ key: CaptureEncoder.Key, listener: EncodedListener, limitFrames: Int?, chunkMilliseconds: Int, hub: CaptureHub
-    ) throws(APIError) -> CaptureEncoder {
+    ) throws(CaptureError) -> CaptureEncoder {
         if limitFrames == nil, let existing = encoders.withLock({ list in list.first { $0.key == key && $0.add(listener) } }) {
             return existing
         }

@@ -16,7 +16,7 @@ struct CaptureHTTPStream: Sendable {
         try hub.checkCapacity()
         if let encoding = parameters.compressed {
             guard encoding.container != .packets else {
-                throw APIError.parameter("format", "opus is for the WebSocket; over HTTP use container=ogg or container=webm")
+                throw CaptureError.parameter("format", "opus is for the WebSocket; over HTTP use container=ogg or container=webm")
             }
             return encodedResponse(parameters, encoding: encoding, context: context)
         }

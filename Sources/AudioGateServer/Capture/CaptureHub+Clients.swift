@@ -4,10 +4,15 @@ import NIOCore
 
 extension CaptureHub {
     /// Throws 429 when the server already has its most capture clients.
-    public func checkCapacity() throws(APIError) {
-        let count = members.withLock { $0.count } + encoders.listenerCount
-        guard count < limits.maxCaptureClients else {
-            throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
+    public func checkCapacity() throws(CaptureError) {
+        try checkRoom(members: members.withLock { $0.count })
+    }
+
+    /// The one capacity rule: capture clients and encoded-stream listeners together stay below
+    /// `--max-capture-clients`.
+    private func checkRoom(members count: Int) throws(CaptureError) {
+        guard count + encoders.listenerCount < limits.maxCaptureClients else {
+            throw CaptureError(.tooManyClients, "the server already has \(limits.maxCaptureClients) capture clients")
         }
     }
 
@@ -20,7 +25,7 @@ extension CaptureHub {
     public func subscribe(
         _ parameters: CaptureParameters, transport: CaptureSubscriber.Transport, queueMilliseconds: Int? = nil,
         channel: (any Channel)? = nil
-    ) throws(APIError) -> CaptureSubscriber {
+    ) throws(CaptureError) -> CaptureSubscriber {
         let writer = channel.map {
             CaptureChannelWriter(
                 channel: $0, drain: drain(for: $0.eventLoop), json: parameters.encoding == .json, metrics: metrics)
@@ -29,14 +34,12 @@ extension CaptureHub {
             id: nextID.add(1, ordering: .relaxed).oldValue, parameters: parameters, transport: transport,
             queueMilliseconds: queueMilliseconds ?? limits.captureQueueMilliseconds, writer: writer)
         if transport != .recording, transport != .encoder {
-            try members.withLock { members throws(APIError) in
-                guard members.count < limits.maxCaptureClients else {
-                    throw APIError(.tooManyRequests, "the server already has \(limits.maxCaptureClients) capture clients")
-                }
+            try members.withLock { members throws(CaptureError) in
+                try checkRoom(members: members.count)
                 members.append(subscriber)
             }
         }
-        do throws(APIError) {
+        do throws(CaptureError) {
             try join(subscriber)
         } catch {
             members.withLock { $0.removeAll { $0 === subscriber } }
@@ -52,7 +55,7 @@ extension CaptureHub {
     /// lock; under the registry lock the subscriber joins the group that is there by then (a
     /// group another client built meanwhile wins, and this one is discarded unused), and the next
     /// list and members are built there too. The capture thread's lock is taken only to swap them in.
-    private func join(_ subscriber: CaptureSubscriber) throws(APIError) {
+    private func join(_ subscriber: CaptureSubscriber) throws(CaptureError) {
         let parameters = subscriber.parameters
         var candidate: CaptureGroup?
         var outcome: JoinOutcome
@@ -121,13 +124,13 @@ extension CaptureHub {
 
     /// A group for a client's format and processing, its resampler built for the current hardware
     /// format (so the capture thread does not build it).
-    private func makeGroup(for parameters: CaptureParameters) throws(APIError) -> CaptureGroup {
+    private func makeGroup(for parameters: CaptureParameters) throws(CaptureError) -> CaptureGroup {
         let group: CaptureGroup
         do {
             group = try CaptureGroup(
                 format: parameters.format, quality: quality, processing: parameters.processing, echo: echoReference)
         } catch {
-            throw APIError(.badParameter, "capture processing is unavailable: \(error)")
+            throw CaptureError(.badParameter, "capture processing is unavailable: \(error)")
         }
         if let hardware = core.withLock({ $0.hardware }) { group.prepare(for: hardware) }
         return group

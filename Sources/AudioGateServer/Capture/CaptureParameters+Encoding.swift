@@ -6,14 +6,14 @@ extension CaptureParameters {
     /// side converts to it). Throws a 400 naming the parameter.
     static func compressed(
         query: [String: String], opus: Bool, container: Container, format: AudioFormat, chunk: Int
-    ) throws(APIError) -> AudioEncoding? {
-        let codec = try query["codec"].map { text throws(APIError) -> AudioEncoding.Codec in
+    ) throws(CaptureError) -> AudioEncoding? {
+        let codec = try query["codec"].map { text throws(CaptureError) -> AudioEncoding.Codec in
             guard let codec = AudioEncoding.Codec(rawValue: text) else {
                 throw .parameter("codec", "one of \(AudioEncoding.Codec.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return codec
         }
-        let bitrate = try query["bitrate"].map { text throws(APIError) -> Int in
+        let bitrate = try query["bitrate"].map { text throws(CaptureError) -> Int in
             guard let value = parseBitrate(text) else {
                 throw .parameter("bitrate", "bits per second, e.g. 24000 or 24k")
             }

@@ -42,6 +42,11 @@ public struct CaptureParameters: Sendable, Equatable {
     /// Longest `seconds` an HTTP capture may ask for (a day).
     public static let maximumSeconds = 86_400.0
 
+    /// The query keys `init(query:)` reads; the route declares these and no others.
+    static let queryKeys =
+        ["rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "codec", "bitrate"]
+        + VoiceProcessing.parameterNames
+
     /// Rate, channels and sample format the client receives.
     public var format = AudioFormat(rate: 16000, channels: 1, sampleFormat: .s16le)
     /// Milliseconds of audio per chunk.
@@ -64,7 +69,7 @@ public struct CaptureParameters: Sendable, Equatable {
     public init() {}
 
     /// Parses and validates a query; throws a 400 naming the parameter and what is allowed.
-    public init(query: [String: String]) throws(APIError) {
+    public init(query: [String: String]) throws(CaptureError) {
         if let text = query["rate"] {
             guard let rate = Int(text), ClientFormats.captureRates.contains(rate) else {
                 throw .parameter("rate", "one of \(ClientFormats.captureRates.map(String.init).joined(separator: ", "))")
@@ -128,7 +133,7 @@ public struct CaptureParameters: Sendable, Equatable {
     }
 
     /// G.711 is 8 kHz mono: the rate defaults to 8000 and no other rate or channel count is taken.
-    private mutating func checkG711(query: [String: String]) throws(APIError) {
+    private mutating func checkG711(query: [String: String]) throws(CaptureError) {
         guard format.sampleFormat.isG711 else { return }
         if query["rate"] == nil { format.rate = ClientFormats.g711Rate }
         guard format.rate == ClientFormats.g711Rate else {

@@ -17,14 +17,14 @@ extension CaptureWebSocket {
         let listener = EncodedListener(
             capacity: Self.encodedQueueMilliseconds / encoding.packetMilliseconds, rate: encoding.rate)
         let encoder: CaptureEncoder
-        do throws(APIError) {
+        do throws(CaptureError) {
             try hub.checkCapacity()
             encoder = try hub.encoders.join(
                 CaptureEncoder.Key(encoding: encoding, processing: parameters.processing), listener: listener,
                 limitFrames: nil, chunkMilliseconds: encoding.packetMilliseconds, hub: hub)
         } catch {
-            try await outbound.write(.text(ErrorMessage(code: error.code.rawValue, message: error.message).json()))
-            try await outbound.close(.policyViolation, reason: error.code.rawValue)
+            try await outbound.write(.text(ErrorMessage(code: error.reason.rawValue, message: error.message).json()))
+            try await outbound.close(.policyViolation, reason: error.reason.rawValue)
             return
         }
         await CaptureConnection.limitSendBuffer(channel)

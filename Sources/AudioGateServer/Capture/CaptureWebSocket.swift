@@ -20,11 +20,11 @@ struct CaptureWebSocket: Sendable {
             return
         }
         let subscriber: CaptureSubscriber
-        do throws(APIError) {
+        do throws(CaptureError) {
             subscriber = try hub.subscribe(parameters, transport: .webSocket, channel: channel)
         } catch {
-            try await outbound.write(.text(ErrorMessage(code: error.code.rawValue, message: error.message).json()))
-            try await outbound.close(.policyViolation, reason: error.code.rawValue)
+            try await outbound.write(.text(ErrorMessage(code: error.reason.rawValue, message: error.message).json()))
+            try await outbound.close(.policyViolation, reason: error.reason.rawValue)
             return
         }
         await CaptureConnection.limitSendBuffer(channel)

@@ -25,9 +25,7 @@ public enum AudioContainer: String, Sendable, CaseIterable {
 
     /// The container a media type (parameters ignored) names, if any.
     static func from(contentType value: String?) -> AudioContainer? {
-        guard let value else { return nil }
-        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return mediaTypes[type]
+        ContentType.mediaType(value).flatMap { mediaTypes[$0] }
     }
 
     /// Bytes needed by `sniff`.

@@ -1,7 +1,8 @@
+import AudioGateCore
 import CFFmpeg
 
 /// A failure decoding compressed audio: what went wrong, the library call and its message.
-public struct CodecError: Error, Sendable, Equatable {
+public struct CodecError: ResponseError, Equatable {
     /// Why decoding stopped.
     public enum Code: String, Sendable {
         /// The container or codec is not one the server plays.
@@ -12,6 +13,8 @@ public struct CodecError: Error, Sendable, Equatable {
         case cancelled
         /// The library failed for another reason (memory, internal).
         case library
+        /// Every decoder thread is busy (`--max-decoders`): the file was refused before decoding.
+        case tooManyDecoders = "too_many_decoders"
     }
 
     public let code: Code
@@ -20,6 +23,15 @@ public struct CodecError: Error, Sendable, Equatable {
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    public var reason: FailureReason {
+        switch code {
+        case .unsupported: .unsupportedMediaType
+        case .corrupt, .cancelled: .badBody
+        case .library: .internalError
+        case .tooManyDecoders: .tooManyDecoders
+        }
     }
 }
 

@@ -30,7 +30,7 @@ public final class DecoderSlots: Sendable {
     }
 
     /// The error for a file refused because every slot is taken.
-    var refusal: APIError {
-        APIError(.tooManyDecoders, "\(limit) compressed files are being decoded (--max-decoders); send PCM or try again shortly")
+    var refusal: CodecError {
+        CodecError(.tooManyDecoders, "\(limit) compressed files are being decoded (--max-decoders); send PCM or try again shortly")
     }
 }

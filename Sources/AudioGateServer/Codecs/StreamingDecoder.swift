@@ -65,46 +65,25 @@ final class StreamingDecoder {
                 if consecutiveErrors >= Self.maximumConsecutiveErrors { throw error }
                 continue
             }
-            try drain(decoder, frame: frame, sink: sink, outcome: &outcome)
+            try decoder.drain(into: frame, skippingDamaged: true, failure: { $0 }) { decoded throws(CodecError) in
+                try deliver(decoded, sink: sink, outcome: &outcome)
+            }
         }
         try decoder.send(nil)
-        try drain(decoder, frame: frame, sink: sink, outcome: &outcome)
-    }
-
-    private func drain(_ decoder: DecoderHandle, frame: FrameHandle, sink: Sink, outcome: inout Outcome) throws(CodecError) {
-        while true {
-            let got: Bool
-            do throws(CodecError) {
-                got = try decoder.receive(into: frame)
-            } catch where error.code == .corrupt {
-                return
-            }
-            guard got else { return }
-            defer { av_frame_unref(frame.frame) }
-            try deliver(frame.frame, sink: sink, outcome: &outcome)
+        try decoder.drain(into: frame, skippingDamaged: true, failure: { $0 }) { decoded throws(CodecError) in
+            try deliver(decoded, sink: sink, outcome: &outcome)
         }
     }
 
     /// Interleaves one frame as float and hands it to the sink.
-    private func deliver(_ frame: UnsafeMutablePointer<AVFrame>, sink: Sink, outcome: inout Outcome) throws(CodecError) {
-        let count = Int(frame.pointee.nb_samples)
-        let channels = Int(frame.pointee.ch_layout.nb_channels)
-        let rate = Int(frame.pointee.sample_rate)
-        guard count > 0 else { return }
+    private func deliver(_ frame: DecodedFrame, sink: Sink, outcome: inout Outcome) throws(CodecError) {
+        let count = frame.frames
+        let channels = frame.channels
+        let rate = frame.rate
         guard Self.channels.contains(channels), Self.rates.contains(rate) else {
             throw CodecError(.unsupported, "\(channels) channels at \(rate) Hz: 1-8 channels at 8000-192000 Hz are played")
         }
-        guard let data = frame.pointee.extended_data else { throw CodecError(.library, "decoded frame without data") }
-        let total = count * channels
-        if interleaved.count < total { interleaved = [Float](repeating: 0, count: total) }
-        let format = frame.pointee.format
-        let converted = interleaved.withUnsafeMutableBufferPointer { target in
-            SampleInterleaver.interleave(data, format: format, frames: count, channels: channels, into: target)
-        }
-        guard converted else {
-            let name = av_get_sample_fmt_name(AVSampleFormat(rawValue: format)).map { String(cString: $0) } ?? "\(format)"
-            throw CodecError(.unsupported, "decoded sample format \(name) is not supported")
-        }
+        let total = try frame.interleave(into: &interleaved)
         do {
             try interleaved.withUnsafeBufferPointer { try sink(UnsafeBufferPointer(rebasing: $0[0..<total]), rate, channels) }
         } catch {

@@ -7,7 +7,7 @@ import NIOCore
 /// An error answered to a client as `{"error":{"code","message"}}` with the fitting status.
 ///
 /// Every failure a client can cause ends up here; this is the one place errors become responses.
-public struct APIError: HTTPResponseError, Sendable, Equatable {
+public struct APIError: HTTPResponseError, ResponseError, Equatable {
     /// Machine-readable reasons; the raw value is the `code` clients see.
     public typealias Code = FailureReason
 
@@ -21,17 +21,15 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
 
     public var status: HTTPResponse.Status { code.status }
 
+    public var reason: FailureReason { code }
+
     /// Answers a feature's error.
     public init(_ error: some ResponseError) {
         self.init(error.reason, error.message)
     }
 
     /// The JSON body.
-    public var json: String {
-        let object = ["error": ["code": code.rawValue, "message": message]]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
-    }
+    public var json: String { responseJSON }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
@@ -41,7 +39,7 @@ public struct APIError: HTTPResponseError, Sendable, Equatable {
 
     /// Shorthand for a 400 naming the bad query parameter and what is allowed.
     public static func parameter(_ name: String, _ allowed: String) -> APIError {
-        APIError(.badParameter, "invalid '\(name)': \(allowed)")
+        APIError(.badParameter, FailureReason.parameterMessage(name, allowed))
     }
 }
 
@@ -76,8 +74,6 @@ extension APIError {
             self = error
         case let error as any ResponseError:
             self.init(error.reason, error.message)
-        case let error as SpeechError:
-            self.init(speech: error)
         case let error as HTTPError:
             let code = Code.allCases.first { $0.status == error.status && $0 != .deviceUnavailable } ?? .internalError
             self.init(code, error.body ?? error.status.reasonPhrase)
@@ -97,15 +93,7 @@ extension APIError {
         case .unsupported: self.init(.unsupportedMediaType, error.message)
         case .corrupt, .cancelled: self.init(.badBody, "the body is not a valid \(container.rawValue) file: \(error.message)")
         case .library: self.init(.internalError, error.message)
-        }
-    }
-
-    /// A synthesizer failure: 400 for an unknown voice, 503 when espeak-ng cannot run.
-    init(speech error: SpeechError) {
-        switch error.code {
-        case .unknownVoice: self.init(.badBody, "\(error.message): GET /v1/voices lists the installed voices")
-        case .unavailable: self.init(.unavailable, error.message)
-        case .failed: self.init(.internalError, error.message)
+        case .tooManyDecoders: self.init(error)
         }
     }
 }

@@ -23,11 +23,11 @@ struct Route: Sendable, Hashable, CustomStringConvertible {
     /// for a `{name}` segment.
     let segments: [Substring?]
 
-    init(_ method: HTTPRequest.Method, _ path: String, _ access: Access = .token, parameters: Set<String> = [], webSocket: Bool = false) {
+    init(_ method: HTTPRequest.Method, _ path: String, _ access: Access = .token, parameters: [String] = [], webSocket: Bool = false) {
         self.method = method
         self.path = path
         self.access = access
-        self.parameters = parameters
+        self.parameters = Set(parameters)
         self.webSocket = webSocket
         segments = path.split(separator: "/").map { $0.hasPrefix("{") && $0.hasSuffix("}") ? nil : $0 }
     }

@@ -13,18 +13,16 @@ enum RouteTable {
     static let info = Route(.get, "/v1/info")
     static let devices = Route(.get, "/v1/devices")
     static let status = Route(.get, "/v1/status")
-    static let capture = Route(
-        .get, "/v1/capture",
-        parameters: [
-            "rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "aec", "ns", "agc",
-            "vad", "codec", "bitrate",
-        ], webSocket: true)
-    static let playbackSocket = Route(.get, "/v1/playback", parameters: ["rate", "channels", "format", "stream", "role"], webSocket: true)
-    static let playback = Route(.post, "/v1/playback", parameters: ["rate", "channels", "format", "stream", "wait", "role"])
+    // A route's parameters are its parser's own key list, so the check and the parser cannot differ.
+    static let capture = Route(.get, "/v1/capture", parameters: CaptureParameters.queryKeys, webSocket: true)
+    // `wait` answers a POST: the WebSocket has its own `mark` for that.
+    static let playbackSocket = Route(
+        .get, "/v1/playback", parameters: PlaybackParameters.queryKeys.filter { $0 != "wait" }, webSocket: true)
+    static let playback = Route(.post, "/v1/playback", parameters: PlaybackParameters.queryKeys)
     static let flush = Route(.delete, "/v1/playback", parameters: ["stream"])
     static let volume = Route(.get, "/v1/volume")
     static let setVolume = Route(.put, "/v1/volume")
-    static let say = Route(.post, "/v1/say", parameters: ["stream", "wait"])
+    static let say = Route(.post, "/v1/say", parameters: SpeechRequest.queryKeys)
     static let voices = Route(.get, "/v1/voices")
     static let startRecording = Route(.post, "/v1/recordings")
     static let recordings = Route(.get, "/v1/recordings")

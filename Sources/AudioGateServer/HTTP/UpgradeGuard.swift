@@ -33,7 +33,7 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// Returns why the request would be refused (it is then refused on the plain HTTP path), or nil to let it upgrade.
     typealias Check = @Sendable (
         _ method: HTTPRequest.Method, _ path: String, _ query: String?, _ host: String?, _ headers: HTTPFields
-    ) -> APIError?
+    ) -> (any Error)?
 
     private let check: Check
 
@@ -100,7 +100,7 @@ final class UpgradeGuard: ChannelInboundHandler, RemovableChannelHandler {
     private func refusal(_ head: HTTPRequestHead) -> APIError? {
         guard let method = HTTPRequest.Method(head.method.rawValue) else { return APIError(.badRequest, "not a valid HTTP method") }
         let (path, query) = Self.split(head.uri)
-        return check(method, path, query, head.headers["host"].first, Self.fields(head.headers))
+        return check(method, path, query, head.headers["host"].first, Self.fields(head.headers)).map(APIError.init(mapping:))
     }
 
     /// HTTP/1.1 requests that wait for an interim answer before sending their body.

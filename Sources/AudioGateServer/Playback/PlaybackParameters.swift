@@ -9,6 +9,8 @@ public struct PlaybackParameters: Sendable, Equatable {
     public static let formats: [SampleFormat] = [.s16le, .f32le, .mulaw, .alaw]
     /// Longest stream name.
     public static let maximumStreamNameLength = 64
+    /// The query keys `init(query:)` reads; the playback routes declare these.
+    static let queryKeys = ["rate", "channels", "format", "stream", "wait", "role"]
 
     /// Format of raw PCM sent by the client.
     public var format: AudioFormat

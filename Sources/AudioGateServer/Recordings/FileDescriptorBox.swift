@@ -10,14 +10,14 @@ final class FileDescriptorBox: Sendable {
     let path: String
 
     /// A file of a recording's folder, opened as `RecordingFile` allows (never through a link).
-    init(path: String) throws(APIError) {
+    init(path: String) throws(RecordingError) {
         self.path = path
         do throws(RecordingError) {
             descriptor = try RecordingFile.open(path, O_RDONLY)
         } catch where error.systemError == ENOENT {
-            throw APIError(.notFound, "the segment file is gone")
+            throw RecordingError(.notFound, "the segment file is gone")
         } catch {
-            throw APIError(.internalError, error.message)
+            throw RecordingError(.io, error.message)
         }
     }
 

@@ -4,9 +4,12 @@ import Glibc
 import Musl
 #endif
 
-/// Why writing a recording failed; the code and message are what `failure` shows.
-public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Machine-readable reasons; the raw value is the `code` clients see.
+import AudioGateCore
+
+/// Why a recording request was refused or writing a recording failed; for a failed recording the
+/// code and message are what `failure` shows.
+public struct RecordingError: ResponseError, Equatable, CustomStringConvertible {
+    /// Machine-readable reasons; the raw value is the `code` a recording's `failure` shows.
     public enum Code: String, Sendable, Codable {
         /// The file system is full (ENOSPC or EDQUOT).
         case noSpace = "no_space"
@@ -16,6 +19,16 @@ public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertibl
         case io = "io_error"
         /// The FLAC or Opus encoder failed.
         case encoder = "encoder_error"
+        /// A request body that is not a recording's settings.
+        case badBody = "bad_body"
+        /// A bad id, file extension or range.
+        case badParameter = "bad_parameter"
+        /// No such recording, segment or file.
+        case notFound = "not_found"
+        /// The server already runs its most recordings (`--max-recordings`).
+        case tooManyRecordings = "too_many_recordings"
+        /// The recordings folder cannot be used, or the server is shutting down.
+        case unavailable
     }
 
     public let code: Code
@@ -34,6 +47,23 @@ public struct RecordingError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    public var reason: FailureReason {
+        switch code {
+        case .noSpace, .diskLimit: .insufficientStorage
+        case .io, .encoder: .internalError
+        case .badBody: .badBody
+        case .badParameter: .badParameter
+        case .notFound: .notFound
+        case .tooManyRecordings: .tooManyRequests
+        case .unavailable: .unavailable
+        }
+    }
+
+    /// A bad request parameter, naming it and what is allowed.
+    static func parameter(_ name: String, _ allowed: String) -> RecordingError {
+        RecordingError(.badParameter, FailureReason.parameterMessage(name, allowed))
+    }
 
     /// The error for a failed system call, from `errno`.
     static func system(_ call: String, path: String, errno number: Int32 = errno) -> RecordingError {

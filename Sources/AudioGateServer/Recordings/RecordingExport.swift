@@ -29,12 +29,12 @@ struct RecordingExport: Sendable {
         case wav, flac, ogg, mp3, m4a
 
         /// The file name's kind; a 400 naming the extension otherwise.
-        static func parse(_ name: String, base: String) throws(APIError) -> Kind? {
+        static func parse(_ name: String, base: String) throws(RecordingError) -> Kind? {
             guard let dot = name.lastIndex(of: ".") else { return nil }
             guard name[..<dot] == base else { return nil }
             let text = String(name[name.index(after: dot)...])
             guard let kind = Kind(rawValue: text) else {
-                throw .parameter("extension", "one of \(Kind.allCases.map { "." + $0.rawValue }.joined(separator: ", "))")
+                throw RecordingError.parameter("extension", "one of \(Kind.allCases.map { "." + $0.rawValue }.joined(separator: ", "))")
             }
             return kind
         }
@@ -198,7 +198,7 @@ final class PartReader: @unchecked Sendable {
                 if file == nil { file = try FileDescriptorBox(path: path) }
                 let bytes = try file!.read(count * format.bytesPerFrame, at: SegmentFile.headerBytes + offsetFrames * format.bytesPerFrame)
                 guard bytes.count == count * format.bytesPerFrame else {
-                    throw APIError(.internalError, "the segment file is shorter than listed")
+                    throw RecordingError(.io, "the segment file is shorter than listed")
                 }
                 offsetFrames += count
                 return bytes

@@ -45,7 +45,7 @@ public struct RecordingRequest: Sendable, Equatable {
     }
 
     /// Decodes a JSON body (an empty body takes every default); throws a 400 naming the bad field.
-    public init(json data: Data) throws(APIError) {
+    public init(json data: Data) throws(RecordingError) {
         guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return }
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
@@ -53,36 +53,36 @@ public struct RecordingRequest: Sendable, Equatable {
         do {
             body = try decoder.decode(Body.self, from: data)
         } catch let DecodingError.typeMismatch(_, context) {
-            throw APIError(.badBody, "'\(Self.field(context))' has the wrong type")
+            throw RecordingError(.badBody, "'\(Self.field(context))' has the wrong type")
         } catch let DecodingError.valueNotFound(_, context) {
-            throw APIError(.badBody, "'\(Self.field(context))' has the wrong type")
+            throw RecordingError(.badBody, "'\(Self.field(context))' has the wrong type")
         } catch {
-            throw APIError(
+            throw RecordingError(
                 .badBody,
                 "expected a JSON object such as {\"rate\":16000,\"channels\":1,\"format\":\"s16le\",\"segment_seconds\":30,\"max_seconds\":null,\"name\":\"...\"}"
             )
         }
         if let rate = body.rate {
             guard ClientFormats.captureRates.contains(rate) else {
-                throw APIError(.badBody, "'rate' must be one of \(ClientFormats.captureRates.map(String.init).joined(separator: ", "))")
+                throw RecordingError(.badBody, "'rate' must be one of \(ClientFormats.captureRates.map(String.init).joined(separator: ", "))")
             }
             format.rate = rate
         }
         if let channels = body.channels {
             guard ClientFormats.channels.contains(channels) else {
-                throw APIError(.badBody, "'channels' must be 1 or 2")
+                throw RecordingError(.badBody, "'channels' must be 1 or 2")
             }
             format.channels = channels
         }
         if let text = body.format {
             guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
-                throw APIError(.badBody, "'format' must be one of \(Self.formats.map(\.rawValue).joined(separator: ", "))")
+                throw RecordingError(.badBody, "'format' must be one of \(Self.formats.map(\.rawValue).joined(separator: ", "))")
             }
             format.sampleFormat = sampleFormat
         }
         if let seconds = body.segmentSeconds {
             guard Self.segmentSeconds.contains(seconds) else {
-                throw APIError(
+                throw RecordingError(
                     .badBody,
                     "'segment_seconds' must be an integer from \(Self.segmentSeconds.lowerBound) to \(Self.segmentSeconds.upperBound)")
             }
@@ -90,7 +90,7 @@ public struct RecordingRequest: Sendable, Equatable {
         }
         if let seconds = body.maxSeconds {
             guard seconds.isFinite, seconds > 0, seconds <= Self.maximumSeconds else {
-                throw APIError(.badBody, "'max_seconds' must be null or a number above 0 and at most \(Int(Self.maximumSeconds))")
+                throw RecordingError(.badBody, "'max_seconds' must be null or a number above 0 and at most \(Int(Self.maximumSeconds))")
             }
             maxSeconds = seconds
         }
@@ -98,21 +98,21 @@ public struct RecordingRequest: Sendable, Equatable {
             guard name.utf8.count <= Self.maximumNameBytes,
                 !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             else {
-                throw APIError(.badBody, "'name' must be at most \(Self.maximumNameBytes) bytes without control characters")
+                throw RecordingError(.badBody, "'name' must be at most \(Self.maximumNameBytes) bytes without control characters")
             }
             self.name = name
         }
         try applyCodec(body.codec, bitrate: body.bitrate, formatGiven: body.format != nil)
         processing = VoiceProcessing(aec: body.aec ?? false, ns: body.ns ?? false, agc: body.agc ?? false)
-        try processing.check(format)
+        if let problem = processing.problem(with: format) { throw RecordingError.parameter(problem.parameter, problem.allowed) }
     }
 
     /// Checks `codec` and `bitrate` against the format: FLAC holds 16 or 24 bits, Opus takes its own
     /// rates and is fed floats (a `format` does not apply), `bitrate` is for Opus only.
-    private mutating func applyCodec(_ name: String?, bitrate: Int?, formatGiven: Bool) throws(APIError) {
+    private mutating func applyCodec(_ name: String?, bitrate: Int?, formatGiven: Bool) throws(RecordingError) {
         if let name {
             guard let value = RecordingCodec(rawValue: name) else {
-                throw APIError(.badBody, "'codec' must be one of \(RecordingCodec.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw RecordingError(.badBody, "'codec' must be one of \(RecordingCodec.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             codec = value
         }
@@ -121,14 +121,14 @@ public struct RecordingRequest: Sendable, Equatable {
             break
         case .flac:
             guard RecordingCodec.flacFormats.contains(format.sampleFormat) else {
-                throw APIError(.badBody, "'format' must be s16le with codec flac (FLAC segments are 16-bit)")
+                throw RecordingError(.badBody, "'format' must be s16le with codec flac (FLAC segments are 16-bit)")
             }
         case .opus:
             guard !formatGiven else {
-                throw APIError(.badBody, "'format' does not apply to codec opus (set 'bitrate' instead)")
+                throw RecordingError(.badBody, "'format' does not apply to codec opus (set 'bitrate' instead)")
             }
             guard RecordingCodec.opusRates.contains(format.rate) else {
-                throw APIError(
+                throw RecordingError(
                     .badBody,
                     "'rate' must be one of \(RecordingCodec.opusRates.map(String.init).joined(separator: ", ")) with codec opus")
             }
@@ -136,9 +136,9 @@ public struct RecordingRequest: Sendable, Equatable {
             self.bitrate = RecordingCodec.defaultOpusBitrate
         }
         if let bitrate {
-            guard codec == .opus else { throw APIError(.badBody, "'bitrate' applies to codec opus only") }
+            guard codec == .opus else { throw RecordingError(.badBody, "'bitrate' applies to codec opus only") }
             guard RecordingCodec.opusBitrates.contains(bitrate) else {
-                throw APIError(
+                throw RecordingError(
                     .badBody,
                     "'bitrate' must be from \(RecordingCodec.opusBitrates.lowerBound) to \(RecordingCodec.opusBitrates.upperBound) bits per second")
             }

@@ -3,13 +3,13 @@ import AudioGateCore
 extension RecordingService {
     /// The timeline of a recording (every segment, silence where it has none), or of one segment,
     /// to convert to `kind`.
-    func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) async throws(APIError) -> RecordingExport {
+    func export(_ id: String, segment index: Int?, kind: RecordingExport.Kind) async throws(RecordingError) -> RecordingExport {
         let store = try availableStore()
         let info = try info(id)
         var parts: [RecordingExport.Part] = []
         if let index {
             guard info.segments.indices.contains(index) else {
-                throw APIError(.notFound, "recording \(id) has no segment \(index)")
+                throw RecordingError(.notFound, "recording \(id) has no segment \(index)")
             }
             let segment = info.segments[index]
             parts = [Self.part(info, segment, store: store)]

@@ -89,14 +89,14 @@ public final class RecordingService: Service, Sendable {
     // MARK: - API
 
     /// Starts a recording and answers its first state.
-    func start(_ request: RecordingRequest) async throws(APIError) -> RecordingInfo {
+    func start(_ request: RecordingRequest) async throws(RecordingError) -> RecordingInfo {
         let store = try availableStore()
         guard accepting.load(ordering: .sequentiallyConsistent) else {
-            throw APIError(.unavailable, "the server is shutting down")
+            throw RecordingError(.unavailable, "the server is shutting down")
         }
         let running = recordings.withLock { $0.values.count { $0.isRunning } }
         guard running < maxRecordings else {
-            throw APIError(.tooManyRequests, "the server already runs \(maxRecordings) recordings")
+            throw RecordingError(.tooManyRecordings, "the server already runs \(maxRecordings) recordings")
         }
         let id = RecordingID.make()
         let info = RecordingInfo(
@@ -118,15 +118,19 @@ public final class RecordingService: Service, Sendable {
         }
         if case .failure(let error) = created {
             logger.error("cannot start a recording: \(error)")
-            throw error.code == .io
-                ? APIError(.internalError, "cannot create the recording: \(error.message)")
-                : APIError(.insufficientStorage, error.message)
+            throw error.code == .io ? RecordingError(.io, "cannot create the recording: \(error.message)") : error
         }
         var parameters = CaptureParameters()
         parameters.format = request.format
         parameters.processing = request.processing
         parameters.chunkMilliseconds = Recording.chunkMilliseconds
-        let subscriber = try hub.subscribe(parameters, transport: .recording, queueMilliseconds: Recording.queueMilliseconds)
+        let subscriber: CaptureSubscriber
+        do throws(CaptureError) {
+            subscriber = try hub.subscribe(parameters, transport: .recording, queueMilliseconds: Recording.queueMilliseconds)
+        } catch {
+            // Recordings are not counted among capture clients: only their processing can be refused.
+            throw RecordingError(.badParameter, error.message)
+        }
         let recording = Recording(
             writer: RecordingWriter(info: info, request: request, store: store, quota: quota), subscriber: subscriber)
         recordings.withLock { $0[id] = recording }
@@ -142,19 +146,19 @@ public final class RecordingService: Service, Sendable {
     }
 
     /// One recording's state.
-    func info(_ id: String) throws(APIError) -> RecordingInfo {
+    func info(_ id: String) throws(RecordingError) -> RecordingInfo {
         try recording(id).info
     }
 
     /// Stops a recording (no-op when it has ended) and answers its final state.
-    func stop(_ id: String) async throws(APIError) -> RecordingInfo {
+    func stop(_ id: String) async throws(RecordingError) -> RecordingInfo {
         let recording = try recording(id)
         if recording.isRunning { await recording.stop(reason: "request") }
         return recording.info
     }
 
     /// Stops a recording if it runs, then removes it and its files.
-    func delete(_ id: String) async throws(APIError) {
+    func delete(_ id: String) async throws(RecordingError) {
         let recording = try recording(id)
         if recording.isRunning { await recording.stop(reason: "request") }
         let store = try availableStore()
@@ -166,11 +170,11 @@ public final class RecordingService: Service, Sendable {
     /// Where one segment's audio is, for a download of it as stored: `wav`, `flac`, or `opus`/`ogg`
     /// as the recording's codec says; nil for another extension (a conversion). A file that is gone
     /// or refused (a link, not a regular file) answers an error before the download starts.
-    func storedSegment(_ id: String, index: Int, fileExtension: String) async throws(APIError) -> SegmentDownload? {
+    func storedSegment(_ id: String, index: Int, fileExtension: String) async throws(RecordingError) -> SegmentDownload? {
         let store = try availableStore()
         let info = try recording(id).info
         guard info.segments.indices.contains(index) else {
-            throw APIError(.notFound, "recording \(id) has no segment \(index)")
+            throw RecordingError(.notFound, "recording \(id) has no segment \(index)")
         }
         let codec = info.segmentCodec
         guard fileExtension == codec.fileExtension || (codec == .opus && fileExtension == "ogg") else { return nil }
@@ -275,29 +279,29 @@ public final class RecordingService: Service, Sendable {
 
     // MARK: - Helpers
 
-    func availableStore() throws(APIError) -> RecordingStore {
+    func availableStore() throws(RecordingError) -> RecordingStore {
         switch store {
         case .success(let store): return store
-        case .failure(let error): throw APIError(.unavailable, "recordings are unavailable: \(error.message)")
+        case .failure(let error): throw RecordingError(.unavailable, "recordings are unavailable: \(error.message)")
         }
     }
 
-    private func recording(_ id: String) throws(APIError) -> Recording {
+    private func recording(_ id: String) throws(RecordingError) -> Recording {
         guard RecordingID.isValid(id) else {
-            throw APIError(.badParameter, "invalid recording id: ids are 1-64 characters of 0-9, a-z and '-'")
+            throw RecordingError(.badParameter, "invalid recording id: ids are 1-64 characters of 0-9, a-z and '-'")
         }
         guard let recording = recordings.withLock({ $0[id] }) else {
-            throw APIError(.notFound, "no recording \(id)")
+            throw RecordingError(.notFound, "no recording \(id)")
         }
         return recording
     }
 
     /// Opens every file as a download of it would (on the thread pool), so that one gone or refused
     /// answers a clear error before any response starts; the download's own open checks again.
-    func checkFiles(_ paths: [String]) async throws(APIError) {
-        let failure = await blocking { () -> APIError? in
+    func checkFiles(_ paths: [String]) async throws(RecordingError) {
+        let failure = await blocking { () -> RecordingError? in
             for path in paths {
-                do throws(APIError) {
+                do throws(RecordingError) {
                     _ = try FileDescriptorBox(path: path)
                 } catch {
                     return error

@@ -43,13 +43,13 @@ extension AudioGateServer {
             let file = try context.parameters.require("segment")
             let stem = String(file.prefix { $0 != "." })
             guard let index = Int(stem), index >= 0, stem.count <= 8, file.count > stem.count + 1 else {
-                throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
+                throw RecordingError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
             }
             let id = try context.parameters.require("id")
             // The file as stored when the extension is its own; otherwise a conversion.
             guard let download = try await service.storedSegment(id, index: index, fileExtension: String(file.dropFirst(stem.count + 1))) else {
                 guard let kind = try RecordingExport.Kind.parse(file, base: stem) else {
-                    throw APIError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
+                    throw RecordingError(.notFound, "segments are named <n>.wav (or .flac, .ogg, .mp3, .m4a), counting from 0")
                 }
                 return try await service.export(id, segment: index, kind: kind).response()
             }
@@ -58,7 +58,7 @@ extension AudioGateServer {
         router.on(RouteTable.recordingAudio) { _, context in
             let file = try context.parameters.require("file")
             guard let kind = try RecordingExport.Kind.parse(file, base: "audio") else {
-                throw APIError(.notFound, "the whole recording is audio.wav, .flac, .ogg, .mp3 or .m4a")
+                throw RecordingError(.notFound, "the whole recording is audio.wav, .flac, .ogg, .mp3 or .m4a")
             }
             return try await service.export(context.parameters.require("id"), segment: nil, kind: kind).response()
         }

@@ -51,12 +51,11 @@ final class SegmentDecoder {
             if try demuxer.read(into: packet) {
                 defer { packet.unref() }
                 guard packet.packet.pointee.stream_index == streamIndex else { continue }
-                try decoder.send(packet)
+                try decode(packet)
             } else {
-                try decoder.send(nil)
+                try decode(nil)
                 inputEnded = true
             }
-            try drain()
             if inputEnded, let tail = resampler?.process([], endOfInput: true) { pending += tail }
         }
         let count = min(wanted, pending.count)
@@ -65,25 +64,18 @@ final class SegmentDecoder {
         return block
     }
 
-    private func drain() throws {
-        while try decoder.receive(into: frame) {
-            defer { av_frame_unref(frame.frame) }
-            let count = Int(frame.frame.pointee.nb_samples)
-            let channels = Int(frame.frame.pointee.ch_layout.nb_channels)
-            let rate = Int(frame.frame.pointee.sample_rate)
-            guard count > 0 else { continue }
-            guard channels == format.channels, let data = frame.frame.pointee.extended_data else {
+    /// The one decode step: `packet` (nil at the end of the file) in, its frames appended to `pending`.
+    private func decode(_ packet: PacketHandle?) throws {
+        try decoder.decode(packet, into: frame, failure: { $0 as any Error }) { decoded throws(any Error) in
+            let channels = decoded.channels
+            guard channels == format.channels else {
                 throw CodecError(.corrupt, "the segment decodes to \(channels) channels, not the recording's \(format.channels)")
             }
-            if scratch.count < count * channels { scratch = [Float](repeating: 0, count: count * channels) }
-            let converted = scratch.withUnsafeMutableBufferPointer {
-                SampleInterleaver.interleave(data, format: frame.frame.pointee.format, frames: count, channels: channels, into: $0)
-            }
-            guard converted else { throw CodecError(.unsupported, "the segment's decoded sample format is not supported") }
-            let samples = Array(scratch[0..<(count * channels)])
+            let count = try decoded.interleave(into: &scratch)
+            let samples = Array(scratch[0..<count])
             // Opus decodes at 48 kHz whatever rate it was made from.
-            if rate != format.rate, resampler == nil {
-                resampler = try Resampler(inputRate: rate, outputRate: format.rate, channels: channels, quality: .medium)
+            if decoded.rate != format.rate, resampler == nil {
+                resampler = try Resampler(inputRate: decoded.rate, outputRate: format.rate, channels: channels, quality: .medium)
             }
             pending += resampler?.process(samples) ?? samples
         }

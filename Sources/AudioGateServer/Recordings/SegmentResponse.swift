@@ -26,9 +26,9 @@ enum SegmentResponse {
         case .unsatisfiable:
             headers[.contentRange] = "bytes */\(length)"
             headers[.contentType] = "application/json"
-            let error = APIError(.badParameter, "the range is beyond the segment's \(length) bytes")
+            let error = RecordingError(.badParameter, "the range is beyond the segment's \(length) bytes")
             return Response(
-                status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: error.json)))
+                status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: error.responseJSON)))
         }
         let header = download.header
         let path = download.path
@@ -53,7 +53,7 @@ enum SegmentResponse {
                     let count = min(blockBytes, range.upperBound - offset + 1)
                     let start = offset
                     let block = try await NIOThreadPool.singleton.runIfActive { try file.read(count, at: start) }
-                    guard !block.isEmpty else { throw APIError(.internalError, "the segment file is shorter than listed") }
+                    guard !block.isEmpty else { throw RecordingError(.io, "the segment file is shorter than listed") }
                     try await writer.write(ByteBuffer(bytes: block))
                     offset += block.count
                 }

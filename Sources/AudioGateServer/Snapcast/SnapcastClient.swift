@@ -80,7 +80,7 @@ public final class SnapcastClient: Service, Sendable {
         } catch let error as SnapcastError {
             record(error.description)
             logger.warning("snapcast connection to \(server) closed: \(error)")
-        } catch let error as APIError {
+        } catch let error as any ResponseError {
             record(error.message)
             logger.warning("snapcast stream refused: \(error.message)")
         } catch where Task.isCancelled {

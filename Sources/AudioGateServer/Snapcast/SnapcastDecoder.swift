@@ -121,74 +121,47 @@ final class SnapcastDecoder {
     private func decodePacket(
         _ bytes: UnsafeRawBufferPointer, decoder: DecoderHandle, packet: PacketHandle, frame: FrameHandle
     ) throws(SnapcastError) {
-        guard !bytes.isEmpty else { return }
-        // libavcodec reads up to 64 bytes past a packet's end: decode from a padded copy.
-        let padded = bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)
-        if packetBytes.count < padded { packetBytes = [UInt8](repeating: 0, count: padded) }
-        packetBytes.withUnsafeMutableBytes { target in
-            target.copyMemory(from: bytes)
-            for index in bytes.count..<padded { target[index] = 0 }
-        }
-        // The packet points into packetBytes only until send returns: libavcodec copies an unowned packet.
-        let sent = packetBytes.withUnsafeMutableBytes { target in
-            packet.packet.pointee.data = target.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            packet.packet.pointee.size = Int32(bytes.count)
-            defer {
-                packet.packet.pointee.data = nil
-                packet.packet.pointee.size = 0
-            }
-            return Result<Void, CodecError> { () throws(CodecError) in try decoder.send(packet) }
-        }
-        do throws(CodecError) {
-            try sent.get()
-        } catch {
-            throw SnapcastError(.badChunk, "\(codec): \(error.message)")
-        }
-        while true {
-            let got: Bool
-            do throws(CodecError) {
-                got = try decoder.receive(into: frame)
-            } catch {
-                throw SnapcastError(.badChunk, "\(codec): \(error.message)")
-            }
-            guard got else { return }
-            defer { av_frame_unref(frame.frame) }
-            try append(frame.frame)
+        let codec = codec
+        try decoder.decode(
+            bytes: bytes, packet: packet, padded: &packetBytes, into: frame,
+            failure: { SnapcastError(.badChunk, "\(codec): \($0.message)") }
+        ) { decoded throws(SnapcastError) in
+            try append(decoded)
         }
     }
 
     /// Appends a decoded frame as interleaved 16-bit samples.
-    private func append(_ frame: UnsafeMutablePointer<AVFrame>) throws(SnapcastError) {
-        let frames = Int(frame.pointee.nb_samples)
-        let channels = Int(frame.pointee.ch_layout.nb_channels)
-        guard frames > 0 else { return }
-        guard channels == format.channels, Int(frame.pointee.sample_rate) == format.rate else {
-            throw SnapcastError(.badChunk, "\(codec) changed to \(channels) channels at \(frame.pointee.sample_rate) Hz mid-stream")
+    private func append(_ decoded: DecodedFrame) throws(SnapcastError) {
+        let frames = decoded.frames
+        let channels = decoded.channels
+        guard channels == format.channels, decoded.rate == format.rate else {
+            throw SnapcastError(.badChunk, "\(codec) changed to \(channels) channels at \(decoded.rate) Hz mid-stream")
         }
-        guard let data = frame.pointee.extended_data, let first = data[0] else {
+        guard let data = decoded.frame.pointee.extended_data, let first = data[0] else {
             throw SnapcastError(.badChunk, "a decoded frame without data")
         }
         let count = frames * channels
         try reserve(count)
-        let sampleFormat = frame.pointee.format
-        output.withUnsafeMutableBufferPointer { out in
-            let target = out.baseAddress! + outputCount
-            if sampleFormat == AV_SAMPLE_FMT_S16.rawValue {
-                // FLAC at 16 bits, the common case: already what the stream takes.
-                target.update(from: UnsafeRawPointer(first).assumingMemoryBound(to: Int16.self), count: count)
-            } else if sampleFormat == AV_SAMPLE_FMT_S16P.rawValue {
-                for channel in 0..<channels {
-                    let plane = UnsafeRawPointer(data[channel]!).assumingMemoryBound(to: Int16.self)
-                    for index in 0..<frames { target[index * channels + channel] = plane[index] }
+        let sampleFormat = decoded.sampleFormat
+        if sampleFormat == AV_SAMPLE_FMT_S16.rawValue || sampleFormat == AV_SAMPLE_FMT_S16P.rawValue {
+            output.withUnsafeMutableBufferPointer { out in
+                let target = out.baseAddress! + outputCount
+                if sampleFormat == AV_SAMPLE_FMT_S16.rawValue {
+                    // FLAC at 16 bits, the common case: already what the stream takes.
+                    target.update(from: UnsafeRawPointer(first).assumingMemoryBound(to: Int16.self), count: count)
+                } else {
+                    for channel in 0..<channels {
+                        let plane = UnsafeRawPointer(data[channel]!).assumingMemoryBound(to: Int16.self)
+                        for index in 0..<frames { target[index * channels + channel] = plane[index] }
+                    }
                 }
             }
-        }
-        if sampleFormat != AV_SAMPLE_FMT_S16.rawValue, sampleFormat != AV_SAMPLE_FMT_S16P.rawValue {
-            if floats.count < count { floats = [Float](repeating: 0, count: count) }
-            let converted = floats.withUnsafeMutableBufferPointer { target in
-                SampleInterleaver.interleave(data, format: sampleFormat, frames: frames, channels: channels, into: target)
+        } else {
+            do throws(CodecError) {
+                _ = try decoded.interleave(into: &floats)
+            } catch {
+                throw SnapcastError(.badChunk, "\(codec): \(error.message)")
             }
-            guard converted else { throw SnapcastError(.badChunk, "\(codec) decoded to an unsupported sample format") }
             encodeFloats(count)
         }
         outputCount += count
@@ -232,24 +205,9 @@ final class SnapcastDecoder {
 
     /// Opens a libavcodec decoder for `id` with `extradata` (the codec's header packets).
     private static func open(_ id: AVCodecID, extradata: [UInt8], rate: Int, channels: Int) throws(SnapcastError) -> Kind {
-        var allocated = avcodec_parameters_alloc()
-        defer { avcodec_parameters_free(&allocated) }
-        guard let parameters = allocated else { throw SnapcastError(.badCodecHeader, "out of memory") }
-        parameters.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-        parameters.pointee.codec_id = id
-        if rate > 0 { parameters.pointee.sample_rate = Int32(rate) }
-        if channels > 0 { av_channel_layout_default(&parameters.pointee.ch_layout, Int32(channels)) }
-        if !extradata.isEmpty {
-            // libav owns and frees extradata: it must come from av_malloc, padded.
-            guard let copy = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
-                throw SnapcastError(.badCodecHeader, "out of memory")
-            }
-            extradata.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: extradata.count) }
-            parameters.pointee.extradata = copy.assumingMemoryBound(to: UInt8.self)
-            parameters.pointee.extradata_size = Int32(extradata.count)
-        }
         do throws(CodecError) {
-            return .libav(try DecoderHandle(parameters: parameters), try PacketHandle(), try FrameHandle())
+            let decoder = try DecoderHandle(codec: id, rate: rate, channels: channels, extradata: extradata)
+            return .libav(decoder, try PacketHandle(), try FrameHandle())
         } catch {
             throw SnapcastError(.badCodecHeader, error.message)
         }

@@ -14,7 +14,7 @@ extension AudioGateServer {
             do {
                 body = try await request.body.collect(upTo: SpeechRequest.maximumBodyBytes)
             } catch {
-                throw APIError(.tooLarge, "the body is larger than \(SpeechRequest.maximumBodyBytes) bytes")
+                throw SpeechError(.tooLarge, "the body is larger than \(SpeechRequest.maximumBodyBytes) bytes")
             }
             let speech = try SpeechRequest(json: Data(buffer: body), queryStream: query["stream"].map { _ in parameters.stream })
             return try await playback.run(speech, wait: parameters.wait)

@@ -1,15 +1,25 @@
+import AudioGateCore
 import CEspeak
 
-/// A failure of the speech synthesizer: the call and espeak-ng's error.
-public struct SpeechError: Error, Sendable, Equatable {
+/// Why a text was not spoken: a bad request, or a failure of the synthesizer (the call and
+/// espeak-ng's error).
+public struct SpeechError: ResponseError, Equatable {
     /// Why synthesis failed.
     public enum Code: String, Sendable {
-        /// espeak-ng could not start (its voice data is missing).
+        /// espeak-ng could not start (its voice data is missing), or the server is shutting down.
         case unavailable
         /// No installed voice has that name.
         case unknownVoice = "unknown_voice"
         /// espeak-ng refused the request.
         case failed
+        /// The body is not a text to speak, or the text gave no speech.
+        case badBody = "bad_body"
+        /// A query parameter that is not allowed.
+        case badParameter = "bad_parameter"
+        /// The body or the text is over its limit.
+        case tooLarge = "too_large"
+        /// The synthesizer already has its most texts waiting.
+        case busy
     }
 
     public let code: Code
@@ -18,6 +28,27 @@ public struct SpeechError: Error, Sendable, Equatable {
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    public var reason: FailureReason {
+        switch code {
+        case .unavailable: .unavailable
+        case .unknownVoice, .badBody: .badBody
+        case .failed: .internalError
+        case .badParameter: .badParameter
+        case .tooLarge: .tooLarge
+        case .busy: .tooManyRequests
+        }
+    }
+
+    /// No installed voice is called that; the message says where the names are.
+    static func unknownVoice(_ message: String) -> SpeechError {
+        SpeechError(.unknownVoice, "\(message): GET /v1/voices lists the installed voices")
+    }
+
+    /// A bad query parameter, naming it and what is allowed.
+    static func parameter(_ name: String, _ allowed: String) -> SpeechError {
+        SpeechError(.badParameter, FailureReason.parameterMessage(name, allowed))
     }
 }
 
@@ -31,5 +62,6 @@ func espeakCheck(_ status: espeak_ERROR, _ call: String, code: SpeechError.Code 
         case EE_NOT_FOUND: "not found"
         default: "error \(status.rawValue)"
         }
+    if code == .unknownVoice { throw SpeechError.unknownVoice("\(call): \(reason)") }
     throw SpeechError(code, "\(call): \(reason)")
 }

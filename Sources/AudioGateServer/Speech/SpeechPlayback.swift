@@ -26,10 +26,10 @@ struct SpeechPlayback {
     func run(_ speech: SpeechRequest, wait: Bool) async throws -> Response {
         let engine = try await synthesizer.engine()
         guard engine.hasVoice(speech.voice) else {
-            throw APIError(speech: SpeechError(.unknownVoice, "no voice '\(speech.voice)'"))
+            throw SpeechError.unknownVoice("no voice '\(speech.voice)'")
         }
         guard synthesizer.reserve() else {
-            throw APIError(.tooManyRequests, "\(SpeechSynthesizer.maximumPending) texts are being spoken; try again shortly")
+            throw SpeechError(.busy, "\(SpeechSynthesizer.maximumPending) texts are being spoken; try again shortly")
         }
         let samples: [UInt8]
         let truncated: Bool
@@ -37,7 +37,7 @@ struct SpeechPlayback {
         do {
             (samples, truncated) = try await synthesizer.synthesize(
                 text: speech.text, voice: speech.voice, wordsPerMinute: speech.wordsPerMinute, maximumSeconds: maximumSeconds)
-            guard samples.count >= engine.format.bytesPerFrame else { throw APIError(.badBody, "the text gave no speech") }
+            guard samples.count >= engine.format.bytesPerFrame else { throw SpeechError(.badBody, "the text gave no speech") }
             stream = try mixer.acquire(speech.stream)
         } catch {
             synthesizer.release()
@@ -51,7 +51,7 @@ struct SpeechPlayback {
         let startPosition = feed.ingest.position
         guard service.start(feed) else {
             feed.abandon()
-            throw APIError(.unavailable, "the server is shutting down")
+            throw SpeechError(.unavailable, "the server is shutting down")
         }
         var answer = Answer(
             stream: stream.name, voice: speech.voice,

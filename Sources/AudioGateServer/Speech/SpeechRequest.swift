@@ -8,6 +8,8 @@ struct SpeechRequest: Sendable {
     static let maximumBodyBytes = 64 * 1024
     /// Speaking rates (1.0 is espeak-ng's 175 words per minute).
     static let rates = 0.5...2.5
+    /// The query keys of `POST /v1/say` (read through `PlaybackParameters`); the route declares these.
+    static let queryKeys = ["stream", "wait"]
 
     var text: String
     var voice: String
@@ -23,32 +25,39 @@ struct SpeechRequest: Sendable {
 
     /// Parses the body; `queryStream` is a validated `?stream=` that names the stream instead of the
     /// body's (both given and different is a 400).
-    init(json: Data, queryStream: String? = nil) throws(APIError) {
+    init(json: Data, queryStream: String? = nil) throws(SpeechError) {
         let body: Body
         do {
             body = try JSONDecoder().decode(Body.self, from: json)
         } catch {
-            throw APIError(.badBody, #"expected {"text": "...", "voice": "en-us", "rate": 1.0, "stream": "default"}"#)
+            throw SpeechError(.badBody, #"expected {"text": "...", "voice": "en-us", "rate": 1.0, "stream": "default"}"#)
         }
         let text = body.text ?? ""
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw APIError(.badBody, "'text' is empty: send the words to speak")
+            throw SpeechError(.badBody, "'text' is empty: send the words to speak")
         }
         guard text.count <= Self.maximumCharacters else {
-            throw APIError(.tooLarge, "'text' has \(text.count) characters; at most \(Self.maximumCharacters) are spoken per request")
+            throw SpeechError(.tooLarge, "'text' has \(text.count) characters; at most \(Self.maximumCharacters) are spoken per request")
         }
         let rate = body.rate ?? 1
-        guard rate.isFinite, Self.rates.contains(rate) else { throw APIError(.badBody, "'rate' must be between 0.5 and 2.5") }
+        guard rate.isFinite, Self.rates.contains(rate) else { throw SpeechError(.badBody, "'rate' must be between 0.5 and 2.5") }
         let voice = body.voice ?? "en-us"
         guard !voice.isEmpty, voice.utf8.count <= 64, voice.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw APIError(.badBody, "'voice' must be a voice name from GET /v1/voices")
+            throw SpeechError(.badBody, "'voice' must be a voice name from GET /v1/voices")
         }
         self.text = text
         self.voice = voice
         self.rate = rate
-        let bodyStream = try body.stream.map { name throws(APIError) in try PlaybackParameters.validatedStreamName(name) }
+        var bodyStream: String?
+        if let name = body.stream {
+            do {
+                bodyStream = try PlaybackParameters.validatedStreamName(name)
+            } catch {
+                throw SpeechError(.badParameter, error.message)
+            }
+        }
         if let queryStream, let bodyStream, queryStream != bodyStream {
-            throw APIError.parameter("stream", "the query names '\(queryStream)' and the body '\(bodyStream)': give one")
+            throw SpeechError.parameter("stream", "the query names '\(queryStream)' and the body '\(bodyStream)': give one")
         }
         self.stream = queryStream ?? bodyStream ?? "default"
     }

@@ -1,3 +1,4 @@
+import AudioGateCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -116,7 +117,7 @@ public final class WyomingService: Service, Sendable {
             logger.debug("wyoming client disconnected")
         } catch let error as WyomingError {
             logger.warning("wyoming connection closed: \(error)")
-        } catch let error as APIError {
+        } catch let error as any ResponseError {
             logger.warning("wyoming connection refused: \(error.message)")
         } catch {
             logger.debug("wyoming connection ended", metadata: ["error": "\(error)"])

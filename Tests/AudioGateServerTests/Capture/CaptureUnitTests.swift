@@ -45,8 +45,8 @@ struct CaptureUnitTests {
         #expect {
             try CaptureParameters(query: [name: value])
         } throws: { error in
-            guard let error = error as? APIError else { return false }
-            return error.code == .badParameter && error.message.contains("'\(name)'")
+            guard let error = error as? CaptureError else { return false }
+            return error.reason == .badParameter && error.message.contains("'\(name)'")
         }
     }
 

@@ -23,7 +23,9 @@ struct RecordingUnitTests {
             #"{"name":"a\u0000b"}"#, "[1]", "{", #"{"rate":null,"channels":"x"}"#,
         ]
         for body in bad {
-            #expect(throws: APIError.self, "\(body)") { try RecordingRequest(json: Data(body.utf8)) }
+            #expect("\(body)") { try RecordingRequest(json: Data(body.utf8)) } throws: { error in
+                (error as? RecordingError)?.reason == .badBody
+            }
         }
         do {
             _ = try RecordingRequest(json: Data(#"{"segment_seconds":"10"}"#.utf8))
