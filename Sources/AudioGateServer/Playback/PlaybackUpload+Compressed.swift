@@ -80,10 +80,10 @@ extension PlaybackUpload {
 
         if outcome.frames == 0 {
             guard let error = outcome.error else {
-                throw APIError(.badBody, "the \(container.rawValue) body holds no audio frames")
+                throw PlaybackError(.badBody, "the \(container.rawValue) body holds no audio frames")
             }
             if error.code == .cancelled { throw CancellationError() }
-            throw APIError(codec: error, container: container)
+            throw PlaybackError(codec: error, container: container)
         }
         let endPosition = ingest.position
         var answer = CompressedAnswer(

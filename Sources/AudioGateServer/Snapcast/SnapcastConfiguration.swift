@@ -47,7 +47,7 @@ public struct SnapcastConfiguration: Sendable, Equatable {
     /// Why the settings cannot work, or nil when they can.
     public func problem() -> String? {
         guard isEnabled else { return nil }
-        do throws(APIError) {
+        do throws(PlaybackError) {
             _ = try PlaybackParameters.validatedStreamName(stream)
         } catch {
             return "--snapcast-stream must be 1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"

@@ -46,7 +46,9 @@ struct SpeechRequest: Sendable {
         self.text = text
         self.voice = voice
         self.rate = rate
-        let bodyStream = try body.stream.map { name throws(APIError) in try PlaybackParameters.validatedStreamName(name) }
+        let bodyStream = try body.stream.map { name throws(APIError) in
+            do throws(PlaybackError) { return try PlaybackParameters.validatedStreamName(name) } catch { throw APIError(error) }
+        }
         if let queryStream, let bodyStream, queryStream != bodyStream {
             throw APIError.parameter("stream", "the query names '\(queryStream)' and the body '\(bodyStream)': give one")
         }

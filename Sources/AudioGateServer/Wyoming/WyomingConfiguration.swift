@@ -63,7 +63,7 @@ public struct WyomingConfiguration: Sendable, Equatable {
             let rates = VoiceProcessing.rates.sorted().map(String.init).joined(separator: ", ")
             return "mic processing runs on mono audio at \(rates) Hz"
         }
-        do throws(APIError) {
+        do throws(PlaybackError) {
             // Room for the `-N` suffix of concurrent connections.
             _ = try PlaybackParameters.validatedStreamName(sndStream + "-99")
         } catch {

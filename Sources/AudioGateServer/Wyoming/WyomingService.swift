@@ -116,6 +116,8 @@ public final class WyomingService: Service, Sendable {
             logger.debug("wyoming client disconnected")
         } catch let error as WyomingError {
             logger.warning("wyoming connection closed: \(error)")
+        } catch let error as PlaybackError {
+            logger.warning("wyoming connection refused: \(error.message)")
         } catch let error as APIError {
             logger.warning("wyoming connection refused: \(error.message)")
         } catch {
