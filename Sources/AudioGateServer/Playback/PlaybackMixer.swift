@@ -120,10 +120,12 @@ public final class PlaybackMixer: PlaybackSource {
                 }
             }
             let target = volume.targetGain
-            // Over one period: a volume change or mute never clicks.
-            var ramp = GainRamp(from: state.gain, to: target, frames: frames)
-            SampleMath.ramp(output, frames: frames, channels: format.channels, &ramp)
-            state.gain = target
+            if state.gain != target || target != 1 {
+                // Over one period: a volume change or mute never clicks.
+                var ramp = GainRamp(from: state.gain, to: target, frames: frames)
+                SampleMath.ramp(output, frames: frames, channels: format.channels, &ramp)
+                state.gain = target
+            }
             // Speech rarely comes near the knee: one vector pass finds that nothing needs limiting.
             if SampleMath.exceeds(output, count: samples, limit: Self.knee) {
                 for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
