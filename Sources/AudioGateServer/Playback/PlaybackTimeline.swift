@@ -5,13 +5,29 @@ import DequeModule
 /// latency probes waiting to be heard; clears and underruns. Positions count frames of the mix
 /// format from the stream's creation.
 ///
-/// A value kept under its stream's lock; not thread-safe on its own.
+/// A value kept under its stream's lock; not thread-safe on its own. Its transitions (`queued`,
+/// `starts`, `rendered`, `progress`, `clear`) move `flow` on and hand back what the stream acts on
+/// once the lock is let go.
 struct PlaybackTimeline {
     /// What one render contributed: device frames [deviceStart, +count) carried stream frames [streamStart, +count).
     struct Record {
         var deviceStart: UInt64 = 0
         var streamStart: UInt64 = 0
         var count: UInt64 = 0
+    }
+
+    /// Where a stream's playing is; `queued`, `starts`, `rendered` and `clear` move it on.
+    enum Flow: Equatable {
+        /// Nothing arrived since the stream was created, cleared or started.
+        case idle
+        /// Audio arrived at `since` for a stream that was not playing: it starts once the jitter
+        /// buffer holds `prebufferNanoseconds` of audio or that long has passed.
+        case buffering(since: UInt64)
+        /// The mixer got audio from this stream in the last period.
+        case playing
+        /// The queue ran dry mid-audio at `position`, at `nanoseconds`: audio arriving within
+        /// `underrunWindowNanoseconds` after it is an underrun.
+        case ranDry(position: UInt64, nanoseconds: UInt64)
     }
 
     struct PendingMark {
@@ -67,17 +83,12 @@ struct PlaybackTimeline {
     private(set) var clearProbe: ClearProbe?
     /// Audio arrived since the last `drained`.
     private(set) var drainPending = false
-    /// The mixer got audio from this stream in the last period.
-    private(set) var active = false
-    /// Where and when the queue ran dry mid-audio (cleared by new audio or a boundary).
-    private(set) var dry: (position: UInt64, nanoseconds: UInt64)?
+    /// Whether the stream plays, fills its jitter buffer or ran dry.
+    private(set) var flow = Flow.idle
     /// The last position a mark or the end of an upload was placed at (0: none yet).
     private(set) var boundary: UInt64 = 0
     private(set) var underruns = 0
     private(set) var flushedByReformat: UInt64 = 0
-    /// When audio first arrived for an idle stream: playback starts once the jitter buffer holds
-    /// `prebufferNanoseconds` of audio or that long has passed.
-    private(set) var startPendingSince: UInt64?
     /// A mark or the end of an upload: nothing more is coming soon, start without prebuffering.
     private(set) var startNow = false
 
@@ -85,6 +96,9 @@ struct PlaybackTimeline {
     static let prebufferNanoseconds: UInt64 = 40_000_000
     /// A gap shorter than this between running dry and new audio is an underrun (a listener heard a hole).
     static let underrunWindowNanoseconds: UInt64 = 2_000_000_000
+
+    /// The mixer got audio from this stream in the last period.
+    var active: Bool { flow == .playing }
 
     /// Nothing rendered is still waiting to be heard.
     var allRenderedHeard: Bool { recordCount == 0 }
@@ -95,10 +109,16 @@ struct PlaybackTimeline {
     mutating func queued(_ frames: Int, at now: UInt64) -> Bool {
         queuedTotal += UInt64(frames)
         drainPending = true
-        if !active && startPendingSince == nil { startPendingSince = now }
-        guard let dry else { return false }
-        self.dry = nil
-        guard boundary < dry.position, now &- dry.nanoseconds < Self.underrunWindowNanoseconds else { return false }
+        switch flow {
+        case .playing, .buffering:
+            return false
+        case .idle:
+            flow = .buffering(since: now)
+            return false
+        case .ranDry(let position, let nanoseconds):
+            flow = .buffering(since: now)
+            guard boundary < position, now &- nanoseconds < Self.underrunWindowNanoseconds else { return false }
+        }
         underruns += 1
         return true
     }
@@ -125,9 +145,7 @@ struct PlaybackTimeline {
         clears += 1
         marks.removeAll()
         probes.removeAll()
-        dry = nil
-        active = false
-        startPendingSince = nil
+        flow = .idle
         startNow = false
         if measured, recordCount > 0 {
             let last = records[(recordHead + recordCount - 1) % records.count]
@@ -185,13 +203,14 @@ struct PlaybackTimeline {
 
     /// Whether an idle stream holding `buffered` frames starts playing now (`needed` fill the jitter buffer).
     mutating func starts(buffered: UInt64, needed: UInt64) -> Bool {
-        if buffered < needed, !startNow, let since = startPendingSince,
+        if buffered < needed, !startNow, case .buffering(let since) = flow,
             MonotonicClock.nowNanoseconds() &- since < Self.prebufferNanoseconds
         {
             return false
         }
         startNow = false
-        startPendingSince = nil
+        // Playing from the first frame the mixer takes (`rendered`).
+        if case .buffering = flow { flow = .idle }
         return true
     }
 
@@ -216,11 +235,10 @@ struct PlaybackTimeline {
                     probes[index].deviceFrame = startFrame + (position > first ? position - first : 0)
                 }
             }
-            active = true
+            flow = .playing
         }
-        if taken < wanted && active {
-            active = false
-            dry = (renderedTotal, MonotonicClock.nowNanoseconds())
+        if taken < wanted && flow == .playing {
+            flow = .ranDry(position: renderedTotal, nanoseconds: MonotonicClock.nowNanoseconds())
         }
     }
 
