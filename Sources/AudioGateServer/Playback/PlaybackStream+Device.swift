@@ -11,10 +11,11 @@ extension PlaybackStream {
     func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, at period: PlaybackPeriod) -> Int {
         // The scratch buffer belongs to the calling thread for the whole call; the ring only copies into it.
         let handoff = LentBuffer(destination)
+        let timed = policy == .timed
         let result = state.withLock { state -> RenderResult in
-            let result = state.timed == nil
-                ? Self.renderQueued(&state, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
-                : Self.renderTimed(&state, into: handoff.buffer, frames: frames, format: format, period: period)
+            let result = timed
+                ? Self.renderTimed(&state, into: handoff.buffer, frames: frames, format: format, period: period)
+                : Self.renderQueued(&state, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
             guard result.filled > 0, let output = handoff.buffer.baseAddress else {
                 state.gain = state.targetGain
                 return result
