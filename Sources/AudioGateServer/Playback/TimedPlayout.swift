@@ -44,67 +44,23 @@ struct TimedPlayout {
     private(set) var headPosition: Int64 = 0
     /// Frames queued since the last reset.
     private(set) var tailPosition: Int64 = 0
-    /// Where the playout is; every decision of `render` is a transition between these.
-    private(set) var phase = Phase.waiting(fadeIn: false)
+    private(set) var playing = false
+    /// The fade in of a fresh start after a resync, while it lasts.
+    private var fadeIn: GainRamp?
+    private var fadeInPending = false
+    /// +1 inserting (the head is early), -1 dropping (late), 0 on time.
+    private var correcting = 0
+    private var untilCorrection = correctionInterval
     private var lastFrame: [Float]
     /// What was about to play when the stream was reset, faded out at the next period.
     private var fadeTail: [Float]
+    private var fadeTailFrames = 0
     private let fadeFrames: Int
     var statistics = TimedPlaybackStatistics()
     /// Resets so far; a producer that converted for an earlier generation starts over.
     private(set) var generation: Int
     /// Producers waiting for the queue to fall to the low watermark.
     private var waiters = WaiterList()
-
-    enum Phase: Equatable {
-        /// Not playing: the head waits for its time. `fadeIn`: it starts with a fade in (after a
-        /// resync, or a chunk dated away from the one before).
-        case waiting(fadeIn: Bool)
-        /// Playing from the head, on time.
-        case playing(Playing)
-        /// A reset cut the stream while it played: the next period fades out `frames` frames of
-        /// what was about to play, then the playout waits.
-        case fadingOut(frames: Int)
-    }
-
-    /// The state of a playout that plays.
-    struct Playing: Equatable {
-        /// The fade in of a fresh start, while it lasts.
-        var fadeIn: GainRamp?
-        /// +1 inserting single frames (the head is early), -1 dropping them (late), 0 on time.
-        var correcting = 0
-        /// Frames until the next single-frame correction.
-        var untilCorrection = TimedPlayout.correctionInterval
-
-        /// Starts or stops correcting for an error of `errorFrames` (positive: the head is early),
-        /// with hysteresis between `correctAboveFrames` and `correctBelowFrames`.
-        mutating func steer(errorFrames: Double) {
-            if correcting == 0 {
-                if errorFrames > TimedPlayout.correctAboveFrames {
-                    correcting = 1
-                } else if errorFrames < -TimedPlayout.correctAboveFrames {
-                    correcting = -1
-                }
-                if correcting != 0 { untilCorrection = TimedPlayout.correctionInterval / 2 }
-            } else if (correcting > 0 && errorFrames < TimedPlayout.correctBelowFrames)
-                || (correcting < 0 && errorFrames > -TimedPlayout.correctBelowFrames)
-            {
-                correcting = 0
-            }
-        }
-    }
-
-    /// The first frame of the chunk after the one in force, and when it must leave the card.
-    struct Boundary {
-        var frame: Int64
-        var time: Double
-    }
-
-    /// Whether the playout plays (as opposed to waiting for a chunk's time or fading out a reset).
-    var playing: Bool {
-        if case .playing = phase { return true }
-        return false
-    }
 
     init(format: AudioFormat, limitSeconds: Int, generation: Int = 0) {
         self.generation = generation
@@ -167,20 +123,19 @@ struct TimedPlayout {
 
     /// Drops everything queued; positions start again at 0. Returns the producers to wake.
     mutating func reset() -> WaiterList.Wakes {
-        switch phase {
-        case .playing:
+        if playing {
             // Cut mid-sound, the music would click: its next few milliseconds fade out instead.
-            phase = .fadingOut(frames: fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels)
-        case .waiting:
-            phase = .waiting(fadeIn: false)
-        case .fadingOut:
-            break
+            fadeTailFrames = fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels
         }
         ring.removeAll()
         recordHead = 0
         recordCount = 0
         headPosition = 0
         tailPosition = 0
+        playing = false
+        correcting = 0
+        fadeIn = nil
+        fadeInPending = false
         generation += 1
         return waiters.isEmpty ? .none : waiters.takeAll()
     }
@@ -220,18 +175,11 @@ struct TimedPlayout {
     }
 
     /// The first frame of the record after the one in force, if one is queued.
-    private var nextBoundary: Boundary? {
+    private var nextBoundary: (frame: Int64, time: Double)? {
         guard recordCount >= 2 else { return nil }
         let record = records[(recordHead + 1) % Self.recordCapacity]
         let frame = Int64((record.position - 1e-6).rounded(.up))
-        return Boundary(frame: frame, time: record.time + (Double(frame) - record.position) * 1e9 / Double(rate))
-    }
-
-    /// Playing ran dry (the queue emptied): the next chunk starts afresh at its own time.
-    private mutating func ranDry() {
-        guard playing else { return }
-        phase = .waiting(fadeIn: false)
-        statistics.underruns += 1
+        return (frame, record.time + (Double(frame) - record.position) * 1e9 / Double(rate))
     }
 
     /// Fills `frames` frames of `destination` for a period whose first frame leaves the card at
@@ -240,9 +188,9 @@ struct TimedPlayout {
     mutating func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
         guard frames > 0, destination.count >= frames * channels, let output = destination.baseAddress else { return 0 }
         advanceRecords()
-        if case .fadingOut(let tail) = phase {
-            phase = .waiting(fadeIn: false)
-            let faded = min(tail, frames)
+        if fadeTailFrames > 0 {
+            let faded = min(fadeTailFrames, frames)
+            fadeTailFrames = 0
             fadeTail.withUnsafeBufferPointer { output.update(from: $0.baseAddress!, count: faded * channels) }
             var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
             SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
@@ -251,7 +199,10 @@ struct TimedPlayout {
             return frames
         }
         guard !ring.isEmpty, let headTime = time(of: headPosition) else {
-            ranDry()
+            if playing {
+                playing = false
+                statistics.underruns += 1
+            }
             return 0
         }
         let nanosecondsPerFrame = 1e9 / Double(rate)
@@ -264,22 +215,39 @@ struct TimedPlayout {
             var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
             SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
             (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
-            phase = .waiting(fadeIn: true)
+            playing = false
+            fadeInPending = true
+            correcting = 0
             statistics.resyncs += 1
             return frames
         }
-        if case .playing(var play) = phase {
-            play.steer(errorFrames: error / nanosecondsPerFrame)
-            phase = .playing(play)
+        if playing {
+            let errorFrames = error / nanosecondsPerFrame
+            if correcting == 0 {
+                if errorFrames > Self.correctAboveFrames {
+                    correcting = 1
+                } else if errorFrames < -Self.correctAboveFrames {
+                    correcting = -1
+                }
+                if correcting != 0 { untilCorrection = Self.correctionInterval / 2 }
+            } else if (correcting > 0 && errorFrames < Self.correctBelowFrames)
+                || (correcting < 0 && errorFrames > -Self.correctBelowFrames)
+            {
+                correcting = 0
+            }
         }
         var written = 0
         var copiedAny = false
         while written < frames {
             guard !ring.isEmpty else {
-                ranDry()
+                if playing {
+                    // Ran dry: the next chunk starts afresh at its own time.
+                    playing = false
+                    statistics.underruns += 1
+                }
                 break
             }
-            if case .waiting(let fadeIn) = phase {
+            if !playing {
                 // Starting: the head goes to the frame of this period that leaves at its time.
                 let at = startTime + Double(written) * nanosecondsPerFrame
                 guard var lead = time(of: headPosition).map({ $0 - at }) else { break }
@@ -292,25 +260,30 @@ struct TimedPlayout {
                 guard offset < frames - written else { break }
                 (output + written * channels).update(repeating: 0, count: offset * channels)
                 written += offset
-                phase = .playing(Playing(fadeIn: fadeIn ? GainRamp(from: 0, to: 1, frames: fadeFrames) : nil))
+                playing = true
+                correcting = 0
+                untilCorrection = Self.correctionInterval
+                if fadeInPending {
+                    fadeInPending = false
+                    fadeIn = GainRamp(from: 0, to: 1, frames: fadeFrames)
+                }
             }
-            guard case .playing(var play) = phase else { break }
             var chunk = frames - written
-            if play.correcting != 0 { chunk = min(chunk, play.untilCorrection) }
+            if correcting != 0 { chunk = min(chunk, untilCorrection) }
             let boundary = nextBoundary
             if let boundary { chunk = min(chunk, Int(max(0, boundary.frame - headPosition))) }
             if chunk > 0 {
                 let copied =
                     ring.read(into: UnsafeMutableBufferPointer(start: output + written * channels, count: chunk * channels))
                     / channels
-                if var ramp = play.fadeIn {
+                if var ramp = fadeIn {
                     SampleMath.ramp(output + written * channels, frames: copied, channels: channels, &ramp)
-                    play.fadeIn = ramp.isDone ? nil : ramp
+                    fadeIn = ramp.isDone ? nil : ramp
                 }
                 written += copied
                 headPosition += Int64(copied)
                 copiedAny = copiedAny || copied > 0
-                if play.correcting != 0 { play.untilCorrection -= copied }
+                if correcting != 0 { untilCorrection -= copied }
             }
             if let boundary, headPosition >= boundary.frame {
                 // A chunk dated away from where the last one ends (a gap, or an overlap): past
@@ -318,29 +291,26 @@ struct TimedPlayout {
                 let continued = time(of: headPosition) ?? boundary.time
                 advanceRecords()
                 if abs(boundary.time - continued) > Self.resyncNanoseconds {
-                    phase = .waiting(fadeIn: true)
+                    playing = false
+                    fadeInPending = true
                     statistics.resyncs += 1
-                } else {
-                    phase = .playing(play)
                 }
                 continue
             }
-            if play.correcting != 0, play.untilCorrection <= 0, written < frames, !ring.isEmpty {
-                play.untilCorrection = Self.correctionInterval
-                if play.correcting > 0 {
-                    // One frame repeated: the head leaves a frame later.
-                    for channel in 0..<channels {
-                        output[written * channels + channel] =
-                            written > 0 ? output[(written - 1) * channels + channel] : lastFrame[channel]
-                    }
-                    written += 1
-                    statistics.framesInserted += 1
-                } else if ring.discard(channels) == channels {
-                    headPosition += 1
-                    statistics.framesDropped += 1
+            guard correcting != 0, untilCorrection <= 0, written < frames, !ring.isEmpty else { continue }
+            untilCorrection = Self.correctionInterval
+            if correcting > 0 {
+                // One frame repeated: the head leaves a frame later.
+                for channel in 0..<channels {
+                    output[written * channels + channel] =
+                        written > 0 ? output[(written - 1) * channels + channel] : lastFrame[channel]
                 }
+                written += 1
+                statistics.framesInserted += 1
+            } else if ring.discard(channels) == channels {
+                headPosition += 1
+                statistics.framesDropped += 1
             }
-            phase = .playing(play)
         }
         guard copiedAny else {
             if !playing { statistics.offsetMicroseconds = nil }
