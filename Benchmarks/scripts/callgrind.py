@@ -10,12 +10,14 @@ Nothing here needs more than the standard library, valgrind, objcopy and a C com
 Used by callgrind_gate.py (the performance gate) and bench_idle.py (the idle benchmark's table).
 """
 import json
+import math
 import os
 import pathlib
 import re
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -75,7 +77,7 @@ def start_playback_load(loader, port, streams, seconds):
 class CallgrindServer:
     """The server under callgrind on the loopback card, its devices kept running."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, extra=()):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.out_dir = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-callgrind-"))
@@ -87,7 +89,7 @@ class CallgrindServer:
                 str(stripped), "serve", "--device", "loopback",
                 "--host", "127.0.0.1", "--port", str(self.port),
                 "--log-level", "error", "--max-capture-clients", "1000", "--max-connections", "2000",
-                "--data-dir", str(self.out_dir)]
+                "--data-dir", str(self.out_dir), *extra]
         # Devices kept running, so every case counts the same periods; by environment, which builds
         # from before --device-idle-ms existed ignore.
         environment = dict(os.environ, AUDIOGATE_DEVICE_IDLE_MS="0")
@@ -264,3 +266,88 @@ def playback_counts(server, loader, streams_list, seconds):
         load.wait()
         time.sleep(3)
     return rows
+
+
+class SnapServer:
+    """snapserver on loopback with one PCM pipe source (48 kHz stereo s16le, a 440 Hz tone written
+    by a thread; snapserver's reads pace it), an empty config and a temporary data directory."""
+
+    def __init__(self):
+        self.scratch = pathlib.Path(tempfile.mkdtemp(prefix="audiogate-snapserver-"))
+        self.fifo = self.scratch / "fifo"
+        os.mkfifo(self.fifo)
+        (self.scratch / "snapserver.conf").write_text("")
+        self.port = free_port()
+        self.stopping = threading.Event()
+        block = bytearray()
+        for frame in range(960):
+            value = round(0.3 * 32767 * math.sin(2 * math.pi * 440 * frame / 48000))
+            block += value.to_bytes(2, "little", signed=True) * 2
+        self.block = bytes(block)
+        self.feeder = threading.Thread(target=self._feed, daemon=True)
+        self.feeder.start()
+        argv = ["snapserver", "-c", str(self.scratch / "snapserver.conf"), f"--server.datadir={self.scratch}",
+                "--stream.source", f"pipe://{self.fifo}?name=bench&codec=pcm&sampleformat=48000:16:2",
+                "--stream.bind_to_address", "127.0.0.1", "--stream.port", str(self.port),
+                "--tcp.enabled", "false", "--http.enabled", "false", "--logging.filter=*:error"]
+        self.process = subprocess.Popen(argv, env=dict(os.environ, HOME=str(self.scratch)),
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def _feed(self):
+        # 960 frames of the tone are 20 ms: whole periods of 440 Hz, so blocks join without a step.
+        while not self.stopping.is_set():
+            fd = os.open(self.fifo, os.O_WRONLY)
+            try:
+                while not self.stopping.is_set():
+                    os.write(fd, self.block)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def stop(self):
+        self.stopping.set()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        try:
+            os.close(os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        self.feeder.join(2)
+
+
+def timed_playing(server):
+    """Whether the server's Snapcast stream is listed as a timed stream with audio queued."""
+    try:
+        streams = server.status()["playback"].get("stream_list", [])
+    except (OSError, ValueError, KeyError):
+        return False
+    return any(s.get("timed") and s.get("queued_ms", 0) > 0 for s in streams)
+
+
+def timed_counts(binary, seconds):
+    """A timed stream (the Snapcast client playing snapserver's PCM stream): per device period, the
+    inclusive instructions of the mixer's render of one period, and the whole process per period.
+    On a server of its own, since the Snapcast client is configured when the server starts."""
+    snapserver = SnapServer()
+    try:
+        server = CallgrindServer(binary, ["--snapcast-server", f"127.0.0.1:{snapserver.port}"])
+        try:
+            if not wait_for(lambda: timed_playing(server), 60, interval=1):
+                raise RuntimeError("the Snapcast stream did not start playing under callgrind")
+            # Past the start: the clock offset settles and the playout locks to the chunks' times.
+            time.sleep(5)
+            dump, periods = server.window(seconds, "timed1", played_frames)
+            render, renders = per_call(dump, is_mixer_render)
+            instructions = total_instructions(dump)
+            return {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
+                    "instructions_per_period": round(instructions / periods) if periods else None,
+                    "periods": round(periods) if periods else None}
+        finally:
+            server.stop()
+    finally:
+        snapserver.stop()

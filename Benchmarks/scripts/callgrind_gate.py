@@ -15,10 +15,14 @@ built-in loopback card (no sound card needed) and measures every case on it (see
 - playback mix, 1 / 8 streams: the device thread's render of one 10 ms period by the mixer
   (PlaybackMixer.render, inclusive) with N such streams;
 - playback message: inclusive instructions of PlaybackFrameHandler.channelRead per call, one
-  stream: one message from the socket's frame decoder to its stream's queue.
+  stream: one message from the socket's frame decoder to its stream's queue;
+- timed period, 1 stream: a timed stream rendering one period, on a server of its own whose
+  Snapcast client plays a local snapserver's PCM stream: the mixer's render of one period, and
+  the whole process per period.
 
 Each count is the median of --runs runs (each on a fresh server); a count more than --tolerance
-(5 %) above its threshold fails the gate. Needs valgrind, objcopy, cc and python3 (no packages).
+(5 %) above its threshold fails the gate. Needs valgrind, objcopy, cc, snapserver and python3 (no
+packages).
 """
 import argparse
 import datetime
@@ -41,6 +45,8 @@ CASES = (
     + [("playback_period_1_stream", "playback period, 1 stream (whole process)")]
     + [(f"playback_mix_{n}_streams", f"playback mix of one period, {n} stream{'s' if n != 1 else ''}") for n in PLAYBACK_STREAMS]
     + [("playback_message", "playback message, socket to queue")]
+    + [("timed_mix_1_stream", "timed mix of one period, 1 stream"),
+       ("timed_period_1_stream", "timed period, 1 stream (whole process)")]
 )
 
 DESCRIPTIONS = {
@@ -57,6 +63,12 @@ DESCRIPTIONS = {
     "playback_message":
         "inclusive instructions of PlaybackFrameHandler.channelRead per call, one stream: one 20 ms "
         "binary message (24 kHz s16le) from the WebSocket frame decoder to its stream's queue",
+    "timed_mix_1_stream":
+        "inclusive instructions of PlaybackMixer.render per call (the device thread's mix of one 10 ms "
+        "period) while the Snapcast client's timed stream plays a local snapserver's 48 kHz stereo PCM stream",
+    "timed_period_1_stream":
+        "whole server process per 10 ms playback period (loopback card, devices kept running) while the "
+        "Snapcast client's timed stream plays a local snapserver's 48 kHz stereo PCM stream",
 }
 
 
@@ -74,7 +86,10 @@ def measure_once(binary, seconds):
     for n in PLAYBACK_STREAMS:
         counts[f"playback_mix_{n}_streams"] = playback[n]["mixer_instructions_per_period"]
     counts["playback_message"] = playback[MESSAGE_STREAMS]["instructions_per_message"]
-    details = {"capture": capture, "playback": playback}
+    timed = callgrind.timed_counts(binary, seconds)
+    counts["timed_mix_1_stream"] = timed["mixer_instructions_per_period"]
+    counts["timed_period_1_stream"] = timed["instructions_per_period"]
+    details = {"capture": capture, "playback": playback, "timed": timed}
     return counts, details
 
 
@@ -201,6 +216,9 @@ def markdown(rows, tolerance, args, head, saved):
         "- *playback message*: one message from the socket to its stream's queue: the inclusive instructions",
         "  of `PlaybackFrameHandler.channelRead` (the NIO handler after the frame decoder) over its calls, one",
         "  stream.",
+        "- *timed mix / timed period, 1 stream*: a timed stream rendering one period: on a server of its own",
+        "  whose Snapcast client plays a local snapserver's PCM stream (48 kHz stereo), the inclusive",
+        "  instructions of `PlaybackMixer.render` per call and the whole process per 10 ms period.",
         "",
         f"Measured on {head}:",
         "",

@@ -29,3 +29,21 @@ public enum SampleMath {
         return over != 0
     }
 }
+
+extension SampleMath {
+    /// Multiplies `frames` interleaved frames of `samples` by the gains `ramp` steps through, one
+    /// per frame; past the ramp's end, by its target. The one way any gain changes over time
+    /// (volume, ducking, a stream's gain, fades), so none of them clicks.
+    public static func ramp(_ samples: UnsafeMutablePointer<Float>, frames: Int, channels: Int, _ ramp: inout GainRamp) {
+        if ramp.isDone {
+            let gain = ramp.target
+            guard gain != 1 else { return }
+            for index in 0..<(frames * channels) { samples[index] *= gain }
+            return
+        }
+        for frame in 0..<frames {
+            let gain = ramp.next()
+            for channel in 0..<channels { samples[frame * channels + channel] *= gain }
+        }
+    }
+}

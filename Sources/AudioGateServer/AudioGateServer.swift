@@ -104,7 +104,7 @@ public struct AudioGateServer: Sendable {
                     _ = try CaptureParameters(query: dictionary)
                     try hub.checkCapacity()
                 case RouteTable.playbackSocket, RouteTable.playback, RouteTable.say:
-                    _ = try PlaybackParameters(query: dictionary)
+                    do throws(PlaybackError) { _ = try PlaybackParameters(query: dictionary) } catch { throw APIError(error) }
                 default:
                     break
                 }

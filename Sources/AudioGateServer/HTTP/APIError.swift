@@ -85,15 +85,3 @@ extension APIError {
         }
     }
 }
-
-extension APIError {
-    /// A decoder failure before any audio: 415 for what the server does not play, 400 for broken input.
-    init(codec error: CodecError, container: AudioContainer) {
-        switch error.code {
-        case .unsupported: self.init(.unsupportedMediaType, error.message)
-        case .corrupt, .cancelled: self.init(.badBody, "the body is not a valid \(container.rawValue) file: \(error.message)")
-        case .library: self.init(.internalError, error.message)
-        case .tooManyDecoders: self.init(error)
-        }
-    }
-}

@@ -38,7 +38,7 @@ final class CompressedSession: Sendable {
     /// The error event for an outcome, if decoding stopped early.
     func errorEvent(_ outcome: StreamingDecoder.Outcome) -> PlaybackEvent? {
         guard let error = outcome.error, error.code != .cancelled else { return nil }
-        let api = APIError(codec: error, container: container)
+        let api = PlaybackError(codec: error, container: container)
         let message = outcome.frames > 0 ? "\(api.message) (stopped after \(Int(outcome.milliseconds.rounded())) ms)" : api.message
         return .error(code: api.code.rawValue, message: message)
     }

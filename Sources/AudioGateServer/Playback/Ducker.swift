@@ -1,3 +1,4 @@
+import AudioGateCore
 import Foundation
 
 /// The gain music streams get: while a voice stream is audible it falls by `depthDecibels` over
@@ -42,13 +43,10 @@ struct Ducker {
         guard gain != target else { return gain }
         let seconds = ducked ? Self.attackSeconds : Self.releaseSeconds
         let factor = Float(pow(10, (ducked ? -depthDecibels : depthDecibels) / 20 / (seconds * Double(rate))))
-        var current = gain
-        for frame in 0..<frames {
-            current *= factor
-            if ducked ? current < target : current > target { current = target }
-            curve[frame] = current
-        }
-        gain = current
+        var ramp = GainRamp(from: gain, to: target, factor: factor)
+        curve.update(repeating: 1, count: frames)
+        SampleMath.ramp(curve, frames: frames, channels: 1, &ramp)
+        gain = ramp.gain
         return nil
     }
 }

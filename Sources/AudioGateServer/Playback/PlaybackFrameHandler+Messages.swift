@@ -80,7 +80,7 @@ extension PlaybackFrameHandler {
         let limit = target.ingest.stream.maxPendingMarks
         target.listener.send(
             .error(
-                code: APIError.Code.tooManyMarks.rawValue,
+                code: PlaybackError.Code.tooManyMarks.rawValue,
                 message: "\(limit) marks are waiting to be heard on this stream; this mark and the next ones are dropped until one is heard"))
     }
 

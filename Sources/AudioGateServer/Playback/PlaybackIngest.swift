@@ -4,9 +4,11 @@ import NIOCore
 import Synchronization
 
 /// The one way audio enters a playback stream. Every producer (a WebSocket, a POST body, a decoder
-/// thread, `/v1/say`, a Wyoming snd connection) owns one: it carries partial frames, converts to
-/// the mix format, queues a slice at a time below the stream's high watermark and waits for room
-/// the way the producer waits (a task, a thread, or an event loop that stops reading).
+/// thread, `/v1/say`, a Wyoming snd connection, the Snapcast client) owns one: it carries partial
+/// frames, converts to the mix format, queues below the stream's high watermark and waits for
+/// room the way the producer waits (a task, a thread, or an event loop that stops reading).
+/// Queued audio goes in a slice at a time (`offer(_:format:slices:)`); a timed stream's chunks go
+/// in whole, each with its presentation time (`offer(_:presentedAt:)`).
 final class PlaybackIngest: Sendable {
     /// The stream fed.
     let stream: PlaybackStream
@@ -15,16 +17,20 @@ final class PlaybackIngest: Sendable {
     /// Whether a clear of the stream ends this producer's audio (speech, a compressed file) rather
     /// than only what is queued (a live sender goes on after a barge-in).
     let endsAtClear: Bool
-    private let mixFormat: @Sendable () -> AudioFormat
+    let mixFormat: @Sendable () -> AudioFormat
     private let countsBytes: Bool
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
-    private struct State {
+    struct State {
         var converter: PlaybackConverter
         /// The stream's clear count this producer has seen.
         var clears: Int
         /// Whole client frames accepted.
         var frames = 0
+        /// Timed: client frames queued since the playout's generation began, which date the next chunk.
+        var timedFrames: UInt64 = 0
+        /// Timed: the playout generation the converter's audio belongs to (-1: none yet).
+        var generation = -1
     }
 
     /// What an `offer` did.

@@ -7,14 +7,12 @@ extension PlaybackMixer {
 
     /// Every stream with its role, for `/v1/status`.
     var streamStatus: [PlaybackStreamStatus] {
-        let (streams, timed) = registry.withLock { ($0.list, $0.timed) }
-        return streams.map { PlaybackStreamStatus(name: $0.name, role: $0.role, timed: false, queuedMs: $0.queuedMilliseconds) }
-            + timed.map { stream in
-                let statistics = stream.statistics
-                return PlaybackStreamStatus(
-                    name: stream.name, role: stream.role, timed: true, queuedMs: statistics.bufferedMilliseconds,
-                    timing: statistics)
-            }
+        registry.withLock { $0.list }.map { stream in
+            let timing = stream.timing
+            return PlaybackStreamStatus(
+                name: stream.name, role: stream.role, timed: timing != nil,
+                queuedMs: timing?.bufferedMilliseconds ?? stream.queuedMilliseconds, timing: timing)
+        }
     }
 
     /// Whether music is lowered under a voice, and by how much.

@@ -11,17 +11,19 @@ public final class PlaybackMixer: PlaybackSource {
         var users: Int
     }
 
+    /// Every stream by name, queued and timed alike: a name is one stream's.
     struct Registry {
         var entries: [String: Entry] = [:]
         /// What the device thread iterates: replaced (never mutated in place) so a render holds a stable copy.
         var list: [PlaybackStream] = []
-        /// Timed streams, replaced the same way; their names are taken too.
-        var timed: [TimedPlaybackStream] = []
         /// Whether any stream is music, so a render without music skips the voice check.
         var hasMusic = false
+        /// Whether any stream is timed, so the output is dated only while one needs it.
+        var hasTimed = false
 
-        mutating func updateMusic() {
-            hasMusic = list.contains { $0.role == .music } || timed.contains { $0.role == .music }
+        mutating func update() {
+            hasMusic = list.contains { $0.role == .music }
+            hasTimed = list.contains { $0.policy == .timed }
         }
     }
 
@@ -30,6 +32,7 @@ public final class PlaybackMixer: PlaybackSource {
         var scratch = PlaybackScratch(capacity: 0)
         /// One gain per frame while the ducking gain ramps.
         var curve = PlaybackScratch(capacity: 0)
+        /// The output volume the last period ended at.
         var gain: Float = 1
         var lastPlayedDevice: UInt64 = 0
         var ducker: Ducker
@@ -73,15 +76,14 @@ public final class PlaybackMixer: PlaybackSource {
     // MARK: - PlaybackSource (playback thread)
 
     public func render(into buffer: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, startFrame: UInt64) {
-        let (streams, timed, hasMusic) = registry.withLock { ($0.list, $0.timed, $0.hasMusic) }
+        let (streams, hasMusic, hasTimed) = registry.withLock { ($0.list, $0.hasMusic, $0.hasTimed) }
         let samples = frames * format.channels
         guard samples <= buffer.count, let period = buffer.baseAddress else {
             buffer.update(repeating: 0)
             return
         }
         period.update(repeating: 0, count: samples)
-        // Nil before the device has reported a delay: timed streams wait for it.
-        let startTime = timed.isEmpty ? nil : deviceClock.withLock { $0.time(ofFrame: startFrame) }
+        let at = PlaybackPeriod(startFrame: startFrame, leaveTime: hasTimed ? leaveTime(ofDeviceFrame: startFrame) : nil)
         // Lent: mixing adds the locked scratch into the caller's buffer in one call.
         let lent = LentBuffer(UnsafeMutableBufferPointer(start: period, count: samples))
         let (silent, ducking) = renderState.withLock { state -> (Bool, Bool) in
@@ -89,7 +91,7 @@ public final class PlaybackMixer: PlaybackSource {
             // Only on the first period after an open with a larger period: not the steady path.
             if state.scratch.capacity < samples { state.scratch = PlaybackScratch(capacity: samples) }
             if state.curve.capacity < frames { state.curve = PlaybackScratch(capacity: frames) }
-            guard !streams.isEmpty || !timed.isEmpty else {
+            guard !streams.isEmpty else {
                 // Nothing plays: the zeroed period is the output, so idle costs no mixing.
                 state.gain = volume.targetGain
                 _ = state.ducker.advance(voiceAudible: false, frames: frames, rate: format.rate, curve: state.curve.buffer.baseAddress!)
@@ -101,16 +103,7 @@ public final class PlaybackMixer: PlaybackSource {
             // no music playing nothing is lowered, and the voices are not even looked at.
             var voiceAudible = false
             for stream in streams where stream.role == .voice {
-                let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                guard taken > 0 else { continue }
-                SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                if hasMusic, !voiceAudible {
-                    voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel)
-                }
-            }
-            for stream in timed where stream.role == .voice {
-                guard let startTime else { break }
-                let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
+                let taken = stream.render(into: scratch, frames: frames, format: format, at: at)
                 guard taken > 0 else { continue }
                 SampleMath.accumulate(source, into: output, count: taken * format.channels)
                 if hasMusic, !voiceAudible {
@@ -120,31 +113,17 @@ public final class PlaybackMixer: PlaybackSource {
             let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
             if hasMusic {
                 for stream in streams where stream.role == .music {
-                    let taken = stream.pull(into: scratch, frames: frames, format: format, startFrame: startFrame)
-                    if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
-                }
-            }
-            if let startTime {
-                for stream in timed where stream.role == .music {
-                    let taken = stream.render(into: scratch, frames: frames, format: format, startTime: startTime)
+                    let taken = stream.render(into: scratch, frames: frames, format: format, at: at)
                     if taken > 0 { Self.addMusic(source, into: output, frames: taken, channels: format.channels, gain: duckGain, curve: curve) }
                 }
             }
             let target = volume.targetGain
-            var gain = state.gain
-            if gain != target {
-                // A linear ramp over one period: a volume change or mute never clicks.
-                let step = (target - gain) / Float(frames)
-                for frame in 0..<frames {
-                    gain += step
-                    let base = frame * format.channels
-                    for channel in 0..<format.channels { output[base + channel] *= gain }
-                }
-                gain = target
-            } else if gain != 1 {
-                for index in 0..<samples { output[index] *= gain }
+            if state.gain != target || target != 1 {
+                // Over one period: a volume change or mute never clicks.
+                var ramp = GainRamp(from: state.gain, to: target, frames: frames)
+                SampleMath.ramp(output, frames: frames, channels: format.channels, &ramp)
+                state.gain = target
             }
-            state.gain = gain
             // Speech rarely comes near the knee: one vector pass finds that nothing needs limiting.
             if SampleMath.exceeds(output, count: samples, limit: Self.knee) {
                 for index in 0..<samples { output[index] = Self.softLimit(output[index]) }
@@ -160,6 +139,12 @@ public final class PlaybackMixer: PlaybackSource {
             silent ? nil : UnsafeBufferPointer(buffer), frames: frames, format: format, startFrame: startFrame)
     }
 
+    /// When device frame `frame` leaves the card, for timed streams; nil before the device has
+    /// reported a delay (timed streams wait for it). The one place a period is dated.
+    func leaveTime(ofDeviceFrame frame: UInt64) -> Double? {
+        deviceClock.withLock { $0.time(ofFrame: frame) }
+    }
+
     public func playbackProgress(framesWritten: UInt64, clock: DeviceClock) {
         let streams = registry.withLock { $0.list }
         let rate = hardware.withLock { $0?.format.rate } ?? mixFormat.rate
@@ -171,10 +156,11 @@ public final class PlaybackMixer: PlaybackSource {
         for stream in streams { stream.progress(playedDevice: playedDevice, rate: rate) }
     }
 
-    /// A stream in use or with audio left to play.
+    /// A queued stream in use, or any stream with audio left to play: a timed stream's producer
+    /// (a network player) holds its stream between songs without holding the card.
     public var needsDevice: Bool {
         registry.withLock { registry in
-            registry.entries.values.contains { $0.users > 0 || !$0.stream.isIdle } || registry.timed.contains { !$0.isIdle }
+            registry.entries.values.contains { ($0.users > 0 && $0.stream.policy == .queued) || !$0.stream.isIdle }
         }
     }
 
@@ -229,7 +215,7 @@ public final class PlaybackMixer: PlaybackSource {
     /// Active streams.
     public var streamCount: Int {
         registry.withLock { registry in
-            registry.entries.values.filter { $0.users > 0 || !$0.stream.isIdle }.count + registry.timed.count
+            registry.entries.values.filter { $0.users > 0 || !$0.stream.isIdle }.count
         }
     }
 
@@ -238,7 +224,7 @@ public final class PlaybackMixer: PlaybackSource {
         registry.withLock { $0.list }.reduce(0) { $0 + $1.queuedMilliseconds }
     }
 
-    /// Stream underruns (a stream's queue ran dry mid-audio).
+    /// Stream underruns (a stream's queue or timed playout ran dry mid-audio).
     public var underruns: Int {
         registry.withLock { $0.list }.reduce(0) { $0 + $1.underruns } + retiredUnderruns.load(ordering: .relaxed)
     }

@@ -33,17 +33,17 @@ public struct PlaybackParameters: Sendable, Equatable {
     }
 
     /// Parses and validates `rate`, `channels`, `format`, `stream`, `wait` and `role`; other keys are ignored.
-    public init(query: [String: String]) throws(APIError) {
+    public init(query: [String: String]) throws(PlaybackError) {
         self.init()
         if let text = query["rate"] {
             guard let rate = Int(text), Self.rates.contains(rate) else {
-                throw APIError.parameter("rate", "an integer sample rate in Hz from 8000 to 192000")
+                throw PlaybackError.parameter("rate", "an integer sample rate in Hz from 8000 to 192000")
             }
             format.rate = rate
         }
         if let text = query["channels"] {
             guard let channels = Int(text), ClientFormats.channels.contains(channels) else {
-                throw APIError.parameter("channels", "1 or 2")
+                throw PlaybackError.parameter("channels", "1 or 2")
             }
             format.channels = channels
         }
@@ -51,7 +51,7 @@ public struct PlaybackParameters: Sendable, Equatable {
             self.container = container
         } else if let text = query["format"] {
             guard let sampleFormat = SampleFormat(rawValue: text), Self.formats.contains(sampleFormat) else {
-                throw APIError.parameter("format", "s16le, f32le, mulaw, alaw, mp3, ogg, flac or webm")
+                throw PlaybackError.parameter("format", "s16le, f32le, mulaw, alaw, mp3, ogg, flac or webm")
             }
             format.sampleFormat = sampleFormat
         }
@@ -59,10 +59,10 @@ public struct PlaybackParameters: Sendable, Equatable {
             // G.711 is 8 kHz mono: the rate may be left out, nothing else is taken.
             if query["rate"] == nil { format.rate = 8000 }
             guard format.rate == 8000 else {
-                throw APIError.parameter("rate", "8000 (or left out) with format=\(format.sampleFormat.rawValue): G.711 is 8 kHz")
+                throw PlaybackError.parameter("rate", "8000 (or left out) with format=\(format.sampleFormat.rawValue): G.711 is 8 kHz")
             }
             guard format.channels == 1 else {
-                throw APIError.parameter("channels", "1 with format=\(format.sampleFormat.rawValue): G.711 is mono")
+                throw PlaybackError.parameter("channels", "1 with format=\(format.sampleFormat.rawValue): G.711 is mono")
             }
         }
         rawFormatGiven = query["rate"] != nil || query["channels"] != nil || (query["format"] != nil && container == nil)
@@ -73,31 +73,31 @@ public struct PlaybackParameters: Sendable, Equatable {
             switch text.lowercased() {
             case "true", "1", "yes": wait = true
             case "false", "0", "no": wait = false
-            default: throw APIError.parameter("wait", "true or false")
+            default: throw PlaybackError.parameter("wait", "true or false")
             }
         }
         if let text = query["role"] {
             guard let role = PlaybackRole(rawValue: text.lowercased()) else {
-                throw APIError.parameter("role", "voice or music")
+                throw PlaybackError.parameter("role", "voice or music")
             }
             self.role = role
         }
     }
 
     /// Parses the query of a request.
-    public init(request: Request) throws(APIError) {
+    public init(request: Request) throws(PlaybackError) {
         try self.init(query: request.uri.queryDictionary)
     }
 
     /// A stream name: 1-64 characters of `A-Z a-z 0-9 . _ -`.
-    public static func validatedStreamName(_ name: String) throws(APIError) -> String {
+    public static func validatedStreamName(_ name: String) throws(PlaybackError) -> String {
         let valid =
             !name.isEmpty && name.utf8.count <= maximumStreamNameLength
             && name.utf8.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                     || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             }
-        guard valid else { throw APIError.parameter("stream", "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'") }
+        guard valid else { throw PlaybackError.parameter("stream", "1-64 characters of A-Z, a-z, 0-9, '.', '_' and '-'") }
         return name
     }
 }

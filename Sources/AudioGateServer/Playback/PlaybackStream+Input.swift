@@ -52,35 +52,39 @@ extension PlaybackStream {
     /// sending them in a loop would otherwise grow the stream without bound.
     func addMark(_ name: String, listener: PlaybackListener, pending: UInt64) -> Bool {
         state.withLock { state in
-            guard state.timeline.marks.count < maxPendingMarks else { return false }
-            let position = state.timeline.queuedTotal + pending
-            state.timeline.marks.append(.init(position: position, name: name, listener: listener.id))
-            state.timeline.placeBoundary(at: position, queueEmpty: state.queue.isEmpty)
-            return true
+            state.timeline.addMark(
+                name, listener: listener.id, at: state.timeline.queuedTotal + pending, limit: maxPendingMarks,
+                queueEmpty: state.queue.isEmpty)
         }
     }
 
     /// Measures the time from `startNanoseconds` until the frame at `position` is heard.
     func addLatencyProbe(position: UInt64, startNanoseconds: UInt64) {
-        state.withLock { $0.timeline.probes.append(.init(position: position, startNanoseconds: startNanoseconds)) }
+        state.withLock { $0.timeline.addProbe(position: position, startNanoseconds: startNanoseconds) }
     }
 
     /// Flushes the stream (barge-in): queued audio is dropped, what the card already has is heard.
     ///
-    /// Returns (played ms since the previous clear, flushed ms); every listener gets `cleared`.
+    /// A timed stream's producer starts its next chunk afresh. Returns what it played since the
+    /// previous clear and what it flushed; every listener gets `cleared`.
+    /// `measured: false` leaves it out of the clear-to-silence figures (a producer's own restart).
     @discardableResult
-    func clear() -> (playedMilliseconds: Int, flushedMilliseconds: Int) {
+    func clear(measured: Bool = true) -> ClearResult {
         let now = MonotonicClock.nowNanoseconds()
         let (event, listeners, result, wakes) = state.withLock { state in
-            let (flushed, wakes) = state.queue.removeAll()
-            let played = state.timeline.clear(flushed: flushed, at: now)
-            let rate = Double(max(state.queue.rate, 1))
+            let rate = Double(max(state.queued.rate, 1))
+            var (flushed, wakes) = state.queue.removeAll()
+            if state.timed != nil {
+                flushed = UInt64(state.timed!.frames)
+                wakes = state.timed!.reset()
+            }
+            let played = state.timeline.clear(flushed: flushed, at: now, measured: measured)
             let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
             return (
                 PlaybackEvent.cleared(
                     playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed),
                     renderedFrame: state.timeline.clearBase),
-                state.listeners, (ms(played), ms(flushed)), wakes
+                state.listeners, ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed)), wakes
             )
         }
         wakes.run()
@@ -92,12 +96,16 @@ extension PlaybackStream {
 
     /// Registers `wake` for when the queue falls to its low watermark; nil when it has room now.
     func whenRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
-        state.withLock { $0.queue.waitForRoom(wake) }
+        state.withLock { state in
+            state.timed != nil ? state.timed!.waitForRoom(wake) : state.queue.waitForRoom(wake)
+        }
     }
 
     /// Forgets a `whenRoom` registration whose producer stopped waiting.
     func cancelWait(_ id: Int) {
-        state.withLock { $0.queue.cancelWait(id) }
+        state.withLock { state in
+            if state.timed != nil { state.timed!.cancelWait(id) } else { state.queue.cancelWait(id) }
+        }
     }
 
     /// Suspends while the queue is above its high watermark, until the device takes it to the low one.
@@ -122,4 +130,12 @@ extension PlaybackStream {
             cancelWait(id)
         }
     }
+}
+
+/// What a clear of a stream flushed, in milliseconds of the mix format.
+struct ClearResult: Sendable, Equatable {
+    /// Played since the previous clear.
+    var playedMilliseconds: Int
+    /// Dropped unplayed.
+    var flushedMilliseconds: Int
 }

@@ -2,15 +2,19 @@ import AudioGateCore
 import AudioGateDevices
 import Synchronization
 
-/// One named playback queue: the mixer plays it on the device thread; producers feed it through a
-/// `PlaybackIngest` each, which converts their audio to the mix format on the network side.
+/// One named playback stream: the mixer renders it on the device thread; producers feed it through
+/// a `PlaybackIngest` each, which converts their audio to the mix format on the network side.
 ///
-/// Several producers may feed the same stream name; their audio is queued one after the other
-/// and every listener sees its `cleared` and `drained` events. Positions are counted in frames of
-/// the mix format from the stream's creation.
+/// Its `policy` says how audio is timed: queued audio plays as it arrives (several producers may
+/// feed the same name, one after the other, and every listener sees its `cleared` and `drained`
+/// events); timed audio (a network player's) leaves the loudspeaker at each chunk's presentation
+/// time. Either way the stream has one render, one gain, one clear and the same back-pressure.
+/// Positions are counted in frames of the mix format from the stream's creation.
 public final class PlaybackStream: Sendable {
     /// The stream's name (`?stream=`).
     public let name: String
+    /// Queued or timed.
+    public let policy: PlayoutPolicy
     let quality: Resampler.Quality
     let metrics: PlaybackMetrics
     /// Most marks waiting to be heard; more are refused (`addMark`).
@@ -18,6 +22,8 @@ public final class PlaybackStream: Sendable {
     /// Shared with the device thread; every critical section is a copy or a few counters.
     let state: Mutex<State>
     private let roleIsMusic: Atomic<Bool>
+    /// Woken when audio arrives for a timed stream that had none: it holds no user of the device.
+    let demand: DeviceDemand?
 
     /// Voice (the default) or music, which is lowered while a voice plays.
     public internal(set) var role: PlaybackRole {
@@ -26,42 +32,59 @@ public final class PlaybackStream: Sendable {
     }
 
     struct State {
+        /// The queued policy's audio.
         var queue: PlayoutQueue
+        /// The timed policy's audio and its playout; nil for a queued stream.
+        var timed: TimedPlayout?
         var timeline = PlaybackTimeline()
         var listeners: [PlaybackListener] = []
+        /// The stream's own gain (a network player's volume), ramped at each change.
+        var targetGain: Float = 1
+        var gain: Float = 1
     }
 
     init(
         name: String, mixFormat: AudioFormat, limitSeconds: Int, quality: Resampler.Quality, metrics: PlaybackMetrics,
-        role: PlaybackRole = .voice, maxPendingMarks: Int
+        role: PlaybackRole = .voice, maxPendingMarks: Int, policy: PlayoutPolicy = .queued, demand: DeviceDemand? = nil
     ) {
         self.name = name
+        self.policy = policy
+        self.demand = demand
         self.maxPendingMarks = maxPendingMarks
         roleIsMusic = Atomic(role == .music)
         self.quality = quality
         self.metrics = metrics
-        state = Mutex(State(queue: PlayoutQueue(format: mixFormat, limitSeconds: limitSeconds)))
+        let timed = policy == .timed ? TimedPlayout(format: mixFormat, limitSeconds: limitSeconds) : nil
+        state = Mutex(State(queue: PlayoutQueue(format: mixFormat, limitSeconds: limitSeconds), timed: timed))
     }
 
     // MARK: - Readers
 
-    /// Queued frames not yet taken by the mixer, and the mix rate.
-    public var queued: (frames: Int, rate: Int) {
-        state.withLock { ($0.queue.frames, $0.queue.rate) }
+    /// Queued frames not yet taken by the mixer, at the mix rate.
+    public var queued: QueuedAudio {
+        state.withLock { $0.queued }
     }
 
     /// Queued audio in milliseconds.
-    public var queuedMilliseconds: Double {
-        let (frames, rate) = queued
-        return rate > 0 ? Double(frames) * 1000 / Double(rate) : 0
-    }
+    public var queuedMilliseconds: Double { queued.milliseconds }
 
-    /// Underruns counted on this stream.
-    public var underruns: Int { state.withLock { $0.timeline.underruns } }
+    /// Underruns counted on this stream: a queue that ran dry mid-audio, or a timed playout that did.
+    public var underruns: Int { state.withLock { $0.timeline.underruns + ($0.timed?.statistics.underruns ?? 0) } }
 
     /// Nothing queued and everything rendered was heard.
     var isIdle: Bool {
-        state.withLock { $0.queue.isEmpty && $0.timeline.allRenderedHeard }
+        state.withLock { state in
+            state.queue.isEmpty && state.timeline.allRenderedHeard && (state.timed.map { $0.isEmpty && !$0.playing } ?? true)
+        }
+    }
+
+    /// A timed stream's sync figures since its creation; nil for a queued stream.
+    public var timing: TimedPlaybackStatistics? {
+        state.withLock { state in
+            guard var statistics = state.timed?.statistics else { return nil }
+            statistics.bufferedMilliseconds = state.queued.milliseconds
+            return statistics
+        }
     }
 
     /// Frames heard since creation (mix frames).
@@ -82,8 +105,24 @@ public final class PlaybackStream: Sendable {
     func removeListener(_ listener: PlaybackListener) {
         state.withLock { state in
             state.listeners.removeAll { $0 === listener }
-            state.timeline.marks.removeAll { $0.listener == listener.id }
+            state.timeline.forgetMarks(of: listener.id)
         }
         listener.finish()
+    }
+}
+
+/// Audio a stream holds that the mixer has not taken yet.
+public struct QueuedAudio: Sendable, Equatable {
+    public var frames: Int
+    /// The mix rate the frames are at.
+    public var rate: Int
+
+    public var milliseconds: Double { rate > 0 ? Double(frames) * 1000 / Double(rate) : 0 }
+}
+
+extension PlaybackStream.State {
+    var queued: QueuedAudio {
+        if let timed { return QueuedAudio(frames: timed.frames, rate: timed.rate) }
+        return QueuedAudio(frames: queue.frames, rate: queue.rate)
     }
 }

@@ -5,7 +5,9 @@ import DequeModule
 /// latency probes waiting to be heard; clears and underruns. Positions count frames of the mix
 /// format from the stream's creation.
 ///
-/// A value kept under its stream's lock; not thread-safe on its own.
+/// A value kept under its stream's lock; not thread-safe on its own. Its transitions (`queued`,
+/// `starts`, `rendered`, `progress`, `clear`) move `flow` on and hand back what the stream acts on
+/// once the lock is let go.
 struct PlaybackTimeline {
     /// What one render contributed: device frames [deviceStart, +count) carried stream frames [streamStart, +count).
     struct Record {
@@ -14,10 +16,46 @@ struct PlaybackTimeline {
         var count: UInt64 = 0
     }
 
+    /// Where a stream's playing is; `queued`, `starts`, `rendered` and `clear` move it on.
+    enum Flow: Equatable {
+        /// Nothing arrived since the stream was created, cleared or started.
+        case idle
+        /// Audio arrived at `since` for a stream that was not playing: it starts once the jitter
+        /// buffer holds `prebufferNanoseconds` of audio or that long has passed.
+        case buffering(since: UInt64)
+        /// The mixer got audio from this stream in the last period.
+        case playing
+        /// The queue ran dry mid-audio at `position`, at `nanoseconds`: audio arriving within
+        /// `underrunWindowNanoseconds` after it is an underrun.
+        case ranDry(position: UInt64, nanoseconds: UInt64)
+    }
+
     struct PendingMark {
         var position: UInt64
         var name: String
         var listener: Int
+    }
+
+    /// A clear waiting for the card to fall silent: the device frame after the last one rendered
+    /// before it, and when it came.
+    struct ClearProbe {
+        var deviceEnd: UInt64
+        var startNanoseconds: UInt64
+    }
+
+    /// What the card having played up to a device frame set off, for the stream to act on once
+    /// its lock is let go.
+    struct Progress {
+        /// Marks whose audio has been heard, oldest first.
+        var dueMarks: [PendingMark] = []
+        /// Everything queued has been heard since audio last arrived.
+        var drained = false
+        /// Latency probes whose frame has been heard (each with its device frame).
+        var heardProbes: [LatencyProbe] = []
+        /// The last clear's audio has been heard to its end.
+        var silentAfterClear: ClearProbe?
+
+        var isEmpty: Bool { dueMarks.isEmpty && !drained && heardProbes.isEmpty && silentAfterClear == nil }
     }
 
     struct LatencyProbe {
@@ -27,42 +65,40 @@ struct PlaybackTimeline {
     }
 
     /// Frames ever queued; the next queued frame's position.
-    var queuedTotal: UInt64 = 0
+    private(set) var queuedTotal: UInt64 = 0
     /// Position of the next frame the mixer takes (skips flushed audio).
-    var renderedTotal: UInt64 = 0
+    private(set) var renderedTotal: UInt64 = 0
     /// Frames heard (left the speaker, counting the card's delay).
-    var playedTotal: UInt64 = 0
+    private(set) var playedTotal: UInt64 = 0
     /// `renderedTotal` at the last clear: `played_ms` counts from here.
-    var clearBase: UInt64 = 0
+    private(set) var clearBase: UInt64 = 0
     /// Clears so far, so a producer can tell its audio was flushed while it waited.
-    var clears = 0
-    var records = [Record](repeating: Record(), count: 64)
-    var recordHead = 0
-    var recordCount = 0
+    private(set) var clears = 0
+    private(set) var records = [Record](repeating: Record(), count: 64)
+    private(set) var recordHead = 0
+    private(set) var recordCount = 0
     /// Oldest first; the device thread takes due ones from the front, so a deque keeps that O(1).
-    var marks = Deque<PendingMark>()
-    var probes = Deque<LatencyProbe>()
-    var clearProbe: (deviceEnd: UInt64, startNanoseconds: UInt64)?
+    private(set) var marks = Deque<PendingMark>()
+    private(set) var probes = Deque<LatencyProbe>()
+    private(set) var clearProbe: ClearProbe?
     /// Audio arrived since the last `drained`.
-    var drainPending = false
-    /// The mixer got audio from this stream in the last period.
-    var active = false
-    /// Where and when the queue ran dry mid-audio (cleared by new audio or a boundary).
-    var dry: (position: UInt64, nanoseconds: UInt64)?
+    private(set) var drainPending = false
+    /// Whether the stream plays, fills its jitter buffer or ran dry.
+    private(set) var flow = Flow.idle
     /// The last position a mark or the end of an upload was placed at (0: none yet).
-    var boundary: UInt64 = 0
-    var underruns = 0
-    var flushedByReformat: UInt64 = 0
-    /// When audio first arrived for an idle stream: playback starts once the jitter buffer holds
-    /// `prebufferNanoseconds` of audio or that long has passed.
-    var startPendingSince: UInt64?
+    private(set) var boundary: UInt64 = 0
+    private(set) var underruns = 0
+    private(set) var flushedByReformat: UInt64 = 0
     /// A mark or the end of an upload: nothing more is coming soon, start without prebuffering.
-    var startNow = false
+    private(set) var startNow = false
 
     /// Jitter buffer for a stream starting from silence: chunks that arrive up to this late still play gaplessly.
     static let prebufferNanoseconds: UInt64 = 40_000_000
     /// A gap shorter than this between running dry and new audio is an underrun (a listener heard a hole).
     static let underrunWindowNanoseconds: UInt64 = 2_000_000_000
+
+    /// The mixer got audio from this stream in the last period.
+    var active: Bool { flow == .playing }
 
     /// Nothing rendered is still waiting to be heard.
     var allRenderedHeard: Bool { recordCount == 0 }
@@ -73,10 +109,16 @@ struct PlaybackTimeline {
     mutating func queued(_ frames: Int, at now: UInt64) -> Bool {
         queuedTotal += UInt64(frames)
         drainPending = true
-        if !active && startPendingSince == nil { startPendingSince = now }
-        guard let dry else { return false }
-        self.dry = nil
-        guard boundary < dry.position, now &- dry.nanoseconds < Self.underrunWindowNanoseconds else { return false }
+        switch flow {
+        case .playing, .buffering:
+            return false
+        case .idle:
+            flow = .buffering(since: now)
+            return false
+        case .ranDry(let position, let nanoseconds):
+            flow = .buffering(since: now)
+            guard boundary < position, now &- nanoseconds < Self.underrunWindowNanoseconds else { return false }
+        }
         underruns += 1
         return true
     }
@@ -95,35 +137,80 @@ struct PlaybackTimeline {
     }
 
     /// A clear at `now` dropped `flushed` frames; returns the frames played since the last clear.
-    mutating func clear(flushed: UInt64, at now: UInt64) -> UInt64 {
+    /// A `measured` one times how long until the card falls silent.
+    mutating func clear(flushed: UInt64, at now: UInt64, measured: Bool = true) -> UInt64 {
         let played = renderedTotal - clearBase
         renderedTotal += flushed
         clearBase = renderedTotal
         clears += 1
         marks.removeAll()
         probes.removeAll()
-        dry = nil
-        active = false
-        startPendingSince = nil
+        flow = .idle
         startNow = false
-        if recordCount > 0 {
+        if measured, recordCount > 0 {
             let last = records[(recordHead + recordCount - 1) % records.count]
-            clearProbe = (last.deviceStart + last.count, now)
+            clearProbe = ClearProbe(deviceEnd: last.deviceStart + last.count, startNanoseconds: now)
         }
         return played
     }
 
+    /// Asks for `listener` to be told when `position` is heard, unless `limit` marks already wait.
+    mutating func addMark(_ name: String, listener: Int, at position: UInt64, limit: Int, queueEmpty: Bool) -> Bool {
+        guard marks.count < limit else { return false }
+        marks.append(PendingMark(position: position, name: name, listener: listener))
+        placeBoundary(at: position, queueEmpty: queueEmpty)
+        return true
+    }
+
+    /// Drops the marks a listener that went away was waiting for.
+    mutating func forgetMarks(of listener: Int) {
+        marks.removeAll { $0.listener == listener }
+    }
+
+    /// Measures from `startNanoseconds` until the frame at `position` is heard.
+    mutating func addProbe(position: UInt64, startNanoseconds: UInt64) {
+        probes.append(LatencyProbe(position: position, startNanoseconds: startNanoseconds))
+    }
+
     // MARK: - Device thread
+
+    /// The card has played everything up to device frame `playedDevice`: moves `playedTotal` on
+    /// and takes out what that set off. `queueEmpty`: nothing is left to render.
+    mutating func progress(playedDevice: UInt64, queueEmpty: Bool) -> Progress {
+        var progress = Progress()
+        heard(upTo: playedDevice)
+        let allHeard = allRenderedHeard && queueEmpty
+        // A mark may sit a few frames past what the resampler has released; once everything is
+        // heard nothing before it is left to play.
+        while let mark = marks.first, mark.position <= playedTotal || allHeard {
+            progress.dueMarks.append(mark)
+            _ = marks.popFirst()
+        }
+        if allHeard && drainPending {
+            drainPending = false
+            progress.drained = true
+        }
+        while let probe = probes.first, let deviceFrame = probe.deviceFrame, deviceFrame <= playedDevice {
+            progress.heardProbes.append(probe)
+            _ = probes.popFirst()
+        }
+        if let clearProbe, clearProbe.deviceEnd <= playedDevice {
+            progress.silentAfterClear = clearProbe
+            self.clearProbe = nil
+        }
+        return progress
+    }
 
     /// Whether an idle stream holding `buffered` frames starts playing now (`needed` fill the jitter buffer).
     mutating func starts(buffered: UInt64, needed: UInt64) -> Bool {
-        if buffered < needed, !startNow, let since = startPendingSince,
+        if buffered < needed, !startNow, case .buffering(let since) = flow,
             MonotonicClock.nowNanoseconds() &- since < Self.prebufferNanoseconds
         {
             return false
         }
         startNow = false
-        startPendingSince = nil
+        // Playing from the first frame the mixer takes (`rendered`).
+        if case .buffering = flow { flow = .idle }
         return true
     }
 
@@ -148,16 +235,14 @@ struct PlaybackTimeline {
                     probes[index].deviceFrame = startFrame + (position > first ? position - first : 0)
                 }
             }
-            active = true
+            flow = .playing
         }
-        if taken < wanted && active {
-            active = false
-            dry = (renderedTotal, MonotonicClock.nowNanoseconds())
+        if taken < wanted && flow == .playing {
+            flow = .ranDry(position: renderedTotal, nanoseconds: MonotonicClock.nowNanoseconds())
         }
     }
 
-    /// The card has played everything up to device frame `playedDevice`: moves `playedTotal` on.
-    mutating func heard(upTo playedDevice: UInt64) {
+    private mutating func heard(upTo playedDevice: UInt64) {
         while recordCount > 0 {
             let record = records[recordHead]
             if record.deviceStart + record.count <= playedDevice {

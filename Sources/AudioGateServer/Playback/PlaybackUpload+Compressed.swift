@@ -29,7 +29,7 @@ extension PlaybackUpload {
         if let container = parameters.container { return container }
         if let container = AudioContainer.from(contentType: contentType) { return container }
         guard !parameters.rawFormatGiven, !Self.declaresWAV(contentType) else { return nil }
-        let type = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let type = ContentType.mediaType(contentType)
         guard type == nil || type == "application/octet-stream" else { return nil }
         return AudioContainer.sniff(head)
     }
@@ -80,10 +80,10 @@ extension PlaybackUpload {
 
         if outcome.frames == 0 {
             guard let error = outcome.error else {
-                throw APIError(.badBody, "the \(container.rawValue) body holds no audio frames")
+                throw PlaybackError(.badBody, "the \(container.rawValue) body holds no audio frames")
             }
             if error.code == .cancelled { throw CancellationError() }
-            throw APIError(codec: error, container: container)
+            throw PlaybackError(codec: error, container: container)
         }
         let endPosition = ingest.position
         var answer = CompressedAnswer(

@@ -19,8 +19,8 @@ struct PlaybackUpload {
     }
 
     /// The 413 for a body over `--max-body-mb`.
-    var tooLarge: APIError {
-        APIError(.tooLarge, "the body is larger than \(mixer.configuration.limits.maxBodyMegabytes) MB (--max-body-mb)")
+    var tooLarge: PlaybackError {
+        PlaybackError(.tooLarge, "the body is larger than \(mixer.configuration.limits.maxBodyMegabytes) MB (--max-body-mb)")
     }
 
     func run(request: Request) async throws -> Response {
@@ -39,7 +39,7 @@ struct PlaybackUpload {
                 ended = true
             }
         }
-        guard !head.isEmpty else { throw APIError(.badBody, "the body is empty: send a WAV file or raw PCM") }
+        guard !head.isEmpty else { throw PlaybackError(.badBody, "the body is empty: send a WAV file or raw PCM") }
         if let container = compressedContainer(contentType: request.headers[.contentType], head: head) {
             return try await runCompressed(
                 container: container, head: head, body: &body, ended: ended, startNanoseconds: startNanoseconds)
@@ -48,13 +48,13 @@ struct PlaybackUpload {
         var format = parameters.format
         if let g711 = Self.g711Format(request.headers[.contentType]) {
             guard !parameters.rawFormatGiven || format == g711 else {
-                throw APIError(.badParameter, "invalid 'format': the Content-Type says \(g711.sampleFormat.rawValue) at 8000 Hz mono")
+                throw PlaybackError(.badParameter, "invalid 'format': the Content-Type says \(g711.sampleFormat.rawValue) at 8000 Hz mono")
             }
             format = g711
         }
         var remaining: Int?
         if Self.declaresWAV(request.headers[.contentType]), !head.starts(with: Array("RIFF".utf8)) {
-            throw APIError(.badBody, "the body is labelled audio/wav but does not start with a RIFF header")
+            throw PlaybackError(.badBody, "the body is labelled audio/wav but does not start with a RIFF header")
         }
         if head.starts(with: Array("RIFF".utf8)) {
             while true {
@@ -66,14 +66,14 @@ struct PlaybackUpload {
                     break
                 } catch where error.code == .truncated {
                     guard head.count <= Self.maximumHeaderBytes else {
-                        throw APIError(.badBody, "no WAV data chunk within the first \(Self.maximumHeaderBytes) bytes")
+                        throw PlaybackError(.badBody, "no WAV data chunk within the first \(Self.maximumHeaderBytes) bytes")
                     }
                     guard !ended, let buffer = try await body.next() else {
-                        throw APIError(.badBody, "the WAV header is truncated: \(error.message)")
+                        throw PlaybackError(.badBody, "the WAV header is truncated: \(error.message)")
                     }
                     head.append(contentsOf: buffer.readableBytesView)
                 } catch {
-                    throw Self.apiError(error)
+                    throw Self.playbackError(error)
                 }
             }
         }
@@ -114,7 +114,7 @@ struct PlaybackUpload {
             try await queue(buffer)
         }
         let frames = ingest.frames
-        guard frames > 0 else { throw APIError(.badBody, "the body holds no audio frames") }
+        guard frames > 0 else { throw PlaybackError(.badBody, "the body holds no audio frames") }
         ingest.finish()
         let endPosition = ingest.position
 
@@ -132,7 +132,7 @@ struct PlaybackUpload {
     /// Throws `CancellationError` when the wait was cut short (graceful shutdown): that is no answer.
     static func waitUntilHeard(listener: PlaybackListener, ingest: PlaybackIngest, start: UInt64, end: UInt64) async throws -> Int {
         guard ingest.mark("upload-end", listener: listener) else {
-            throw APIError(
+            throw PlaybackError(
                 .tooManyMarks,
                 "the audio was queued, but \(ingest.stream.maxPendingMarks) marks already wait on stream '\(ingest.stream.name)', so its end cannot be waited for")
         }
@@ -154,17 +154,15 @@ struct PlaybackUpload {
 
     /// True when the Content-Type says WAV.
     static func declaresWAV(_ value: String?) -> Bool {
-        guard let value else { return false }
-        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard let type = ContentType.mediaType(value) else { return false }
         return ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(type)
     }
 
     /// Rejects media types that cannot be PCM; everything else is sniffed.
-    static func checkContentType(_ value: String?) throws(APIError) {
-        guard let value else { return }
-        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+    static func checkContentType(_ value: String?) throws(PlaybackError) {
+        guard let type = ContentType.mediaType(value) else { return }
         if type == "audio/l16" {
-            throw APIError(
+            throw PlaybackError(
                 .unsupportedMediaType,
                 "audio/L16 is big-endian (RFC 2586); send little-endian PCM as application/octet-stream or audio/pcm")
         }
@@ -172,7 +170,7 @@ struct PlaybackUpload {
             "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave", "audio/pcm", "audio/raw", "audio/basic", "audio/pcmu", "audio/pcma",
         ]
         if type.hasPrefix("audio/"), !accepted.contains(type), AudioContainer.mediaTypes[type] == nil {
-            throw APIError(
+            throw PlaybackError(
                 .unsupportedMediaType,
                 "\(type) is not supported: send WAV (audio/wav), MP3 (audio/mpeg), Ogg Opus/Vorbis (audio/ogg), FLAC (audio/flac), WebM/Opus (audio/webm) or raw PCM (application/octet-stream)")
         }
@@ -181,8 +179,7 @@ struct PlaybackUpload {
     /// G.711 named by the Content-Type: `audio/basic` (RFC 2046) and `audio/PCMU` are μ-law,
     /// `audio/PCMA` A-law, all 8 kHz mono.
     static func g711Format(_ value: String?) -> AudioFormat? {
-        guard let value else { return nil }
-        let type = value.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard let type = ContentType.mediaType(value) else { return nil }
         switch type {
         case "audio/basic", "audio/pcmu": return AudioFormat(rate: 8000, channels: 1, sampleFormat: .mulaw)
         case "audio/pcma": return AudioFormat(rate: 8000, channels: 1, sampleFormat: .alaw)
@@ -191,12 +188,12 @@ struct PlaybackUpload {
     }
 
     /// Maps a WAV problem to its status: 415 for encodings we cannot play, 400 for broken files.
-    static func apiError(_ error: WAVError) -> APIError {
+    static func playbackError(_ error: WAVError) -> PlaybackError {
         switch error.code {
         case .unsupportedEncoding, .unsupportedBitDepth:
-            APIError(.unsupportedMediaType, error.message)
+            PlaybackError(.unsupportedMediaType, error.message)
         default:
-            APIError(.badBody, error.message)
+            PlaybackError(.badBody, error.message)
         }
     }
 }

@@ -40,12 +40,12 @@ extension AudioGateServer {
             do {
                 update = try JSONDecoder().decode(VolumeUpdate.self, from: Data(buffer: body))
             } catch {
-                throw APIError(.badBody, "expected {\"playback\": 0.0-1.0, \"muted\": true|false}")
+                throw PlaybackError(.badBody, "expected {\"playback\": 0.0-1.0, \"muted\": true|false}")
             }
             var settings = mixer.volume.settings
             if let playback = update.playback {
                 guard playback.isFinite, (0...1).contains(playback) else {
-                    throw APIError(.badBody, "'playback' must be between 0.0 and 1.0")
+                    throw PlaybackError(.badBody, "'playback' must be between 0.0 and 1.0")
                 }
                 settings.playback = playback
             }

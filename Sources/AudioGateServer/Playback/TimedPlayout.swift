@@ -45,7 +45,8 @@ struct TimedPlayout {
     /// Frames queued since the last reset.
     private(set) var tailPosition: Int64 = 0
     private(set) var playing = false
-    private var fadeInLeft = 0
+    /// The fade in of a fresh start after a resync, while it lasts.
+    private var fadeIn: GainRamp?
     private var fadeInPending = false
     /// +1 inserting (the head is early), -1 dropping (late), 0 on time.
     private var correcting = 0
@@ -57,9 +58,12 @@ struct TimedPlayout {
     private let fadeFrames: Int
     var statistics = TimedPlaybackStatistics()
     /// Resets so far; a producer that converted for an earlier generation starts over.
-    private(set) var generation = 0
+    private(set) var generation: Int
+    /// Producers waiting for the queue to fall to the low watermark.
+    private var waiters = WaiterList()
 
-    init(format: AudioFormat, limitSeconds: Int) {
+    init(format: AudioFormat, limitSeconds: Int, generation: Int = 0) {
+        self.generation = generation
         rate = format.rate
         channels = max(format.channels, 1)
         limitFrames = max(limitSeconds, 1) * format.rate
@@ -73,7 +77,12 @@ struct TimedPlayout {
 
     var frames: Int { ring.count / channels }
     var isEmpty: Bool { ring.isEmpty }
+    /// Whether a producer may queue another chunk (the high watermark).
     var hasRoom: Bool { frames < limitFrames && recordCount < Self.recordCapacity }
+    /// At or below this the device wakes waiting producers, as `PlayoutQueue` does.
+    private var atLowWatermark: Bool {
+        frames <= limitFrames - limitFrames / 4 && recordCount <= Self.recordCapacity - Self.recordCapacity / 4
+    }
     func matches(_ format: AudioFormat) -> Bool { format.rate == rate && format.channels == channels }
 
     // MARK: - Producer side
@@ -96,8 +105,24 @@ struct TimedPlayout {
         return written
     }
 
-    /// Drops everything queued; positions start again at 0.
-    mutating func reset() {
+    /// Registers `wake` for when the queue has room again; nil when it has room now.
+    mutating func waitForRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
+        hasRoom ? nil : waiters.add(wake)
+    }
+
+    /// Forgets a waiter whose producer stopped waiting.
+    mutating func cancelWait(_ id: Int) {
+        waiters.remove(id)
+    }
+
+    /// The producers to wake once the device has taken the queue to its low watermark.
+    mutating func takeWakes() -> WaiterList.Wakes {
+        guard !waiters.isEmpty, atLowWatermark else { return .none }
+        return waiters.takeAll()
+    }
+
+    /// Drops everything queued; positions start again at 0. Returns the producers to wake.
+    mutating func reset() -> WaiterList.Wakes {
         if playing {
             // Cut mid-sound, the music would click: its next few milliseconds fade out instead.
             fadeTailFrames = fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels
@@ -109,9 +134,10 @@ struct TimedPlayout {
         tailPosition = 0
         playing = false
         correcting = 0
-        fadeInLeft = 0
+        fadeIn = nil
         fadeInPending = false
         generation += 1
+        return waiters.isEmpty ? .none : waiters.takeAll()
     }
 
     // MARK: - Device side
@@ -165,10 +191,9 @@ struct TimedPlayout {
         if fadeTailFrames > 0 {
             let faded = min(fadeTailFrames, frames)
             fadeTailFrames = 0
-            for frame in 0..<faded {
-                let gain = Float(faded - frame - 1) / Float(faded)
-                for channel in 0..<channels { output[frame * channels + channel] = fadeTail[frame * channels + channel] * gain }
-            }
+            fadeTail.withUnsafeBufferPointer { output.update(from: $0.baseAddress!, count: faded * channels) }
+            var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
+            SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
             // The rest of the period stays silent; what was queued since starts next period at its time.
             (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
             return frames
@@ -187,10 +212,8 @@ struct TimedPlayout {
             // Too far off to slide back: fade out what plays now, then start over at the right frame.
             let faded = ring.read(into: UnsafeMutableBufferPointer(start: output, count: min(fadeFrames, frames) * channels)) / channels
             headPosition += Int64(faded)
-            for frame in 0..<faded {
-                let gain = Float(faded - frame - 1) / Float(faded)
-                for channel in 0..<channels { output[frame * channels + channel] *= gain }
-            }
+            var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
+            SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
             (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
             playing = false
             fadeInPending = true
@@ -242,7 +265,7 @@ struct TimedPlayout {
                 untilCorrection = Self.correctionInterval
                 if fadeInPending {
                     fadeInPending = false
-                    fadeInLeft = fadeFrames
+                    fadeIn = GainRamp(from: 0, to: 1, frames: fadeFrames)
                 }
             }
             var chunk = frames - written
@@ -253,13 +276,9 @@ struct TimedPlayout {
                 let copied =
                     ring.read(into: UnsafeMutableBufferPointer(start: output + written * channels, count: chunk * channels))
                     / channels
-                if fadeInLeft > 0 {
-                    let faded = min(fadeInLeft, copied)
-                    for frame in 0..<faded {
-                        let gain = Float(fadeFrames - fadeInLeft + frame + 1) / Float(fadeFrames)
-                        for channel in 0..<channels { output[(written + frame) * channels + channel] *= gain }
-                    }
-                    fadeInLeft -= faded
+                if var ramp = fadeIn {
+                    SampleMath.ramp(output + written * channels, frames: copied, channels: channels, &ramp)
+                    fadeIn = ramp.isDone ? nil : ramp
                 }
                 written += copied
                 headPosition += Int64(copied)

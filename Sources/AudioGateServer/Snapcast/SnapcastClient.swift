@@ -26,7 +26,7 @@ public final class SnapcastClient: Service, Sendable {
         var settings: SnapcastServerSettings?
         var codec: String?
         var format: AudioFormat?
-        var stream: TimedPlaybackStream?
+        var stream: PlaybackStream?
         var connections = 0
         var lastError: String?
     }
@@ -69,7 +69,7 @@ public final class SnapcastClient: Service, Sendable {
                 try await outbound.write(.hello(id: 0, json: helloJSON()))
                 var session = SnapcastSession(client: self)
                 for try await message in inbound {
-                    try session.handle(message)
+                    try await session.handle(message)
                     if session.played { played = true }
                 }
             }
@@ -139,13 +139,12 @@ public final class SnapcastClient: Service, Sendable {
 
     /// Silences and gives back the stream: without the server its queued audio has no clock.
     private func closeStream() {
-        let stream = state.withLock { state -> TimedPlaybackStream? in
+        let stream = state.withLock { state -> PlaybackStream? in
             defer { state.stream = nil }
             state.connected = false
             return state.stream
         }
-        stream?.reset()
-        stream?.close()
+        if let stream { mixer.release(stream) }
     }
 }
 
@@ -167,7 +166,7 @@ extension SnapcastClient {
     /// The client's state for `/v1/status`.
     var status: SnapcastStatus {
         let state = state.withLock { $0 }
-        let statistics = state.stream?.statistics
+        let statistics = state.stream?.timing
         let measured = clock.count > 0
         return SnapcastStatus(
             connected: state.connected, server: server,

@@ -6,7 +6,8 @@ import Logging
 struct SnapcastSession {
     let client: SnapcastClient
     private var decoder: SnapcastDecoder?
-    private var stream: TimedPlaybackStream?
+    /// The timed stream's ingest, for the current codec header's format.
+    private var ingest: PlaybackIngest?
     private var settings: SnapcastServerSettings?
     /// The first chunk has been handed to the stream.
     private(set) var played = false
@@ -17,11 +18,13 @@ struct SnapcastSession {
         self.client = client
     }
 
-    mutating func handle(_ message: SnapcastMessage) throws {
+    /// Handles one message; a chunk arriving while the stream is at its high watermark waits for
+    /// room (the connection stops reading meanwhile).
+    mutating func handle(_ message: SnapcastMessage) async throws {
         switch message {
         case .serverSettings(let settings):
             self.settings = settings
-            stream?.setVolume(SnapcastVolume.gain(volume: settings.volume), muted: settings.muted)
+            ingest?.stream.setVolume(SnapcastVolume.gain(volume: settings.volume), muted: settings.muted)
             client.state.withLock {
                 $0.settings = settings
                 $0.connected = true
@@ -29,23 +32,26 @@ struct SnapcastSession {
         case .codecHeader(let header):
             let decoder = try SnapcastDecoder(header: header)
             self.decoder = decoder
-            if let stream {
-                // A new header (the server switched streams) may bring another rate or channel count.
-                if stream.format.rate != decoder.format.rate || stream.format.channels != decoder.format.channels {
-                    try stream.reformat(decoder.format)
+            let ingest: PlaybackIngest
+            if let current = self.ingest {
+                // A new header (the server switched streams) drops what is queued, and may bring
+                // another rate or channel count: the producer's format is its ingest's.
+                current.stream.clear(measured: false)
+                if current.format.rate != decoder.format.rate || current.format.channels != decoder.format.channels {
+                    ingest = try PlaybackIngest.timed(
+                        stream: current.stream, format: decoder.format, mixFormat: client.mixer.mixFormatProvider)
                 } else {
-                    stream.reset()
+                    ingest = current
                 }
             } else {
-                let stream = try client.mixer.acquireTimed(client.configuration.stream, role: .music, format: decoder.format)
-                if let settings { stream.setVolume(SnapcastVolume.gain(volume: settings.volume), muted: settings.muted) }
-                self.stream = stream
+                ingest = try client.mixer.acquireTimed(client.configuration.stream, role: .music, format: decoder.format)
+                if let settings { ingest.stream.setVolume(SnapcastVolume.gain(volume: settings.volume), muted: settings.muted) }
             }
-            let stream = stream
+            self.ingest = ingest
             client.state.withLock {
                 $0.codec = decoder.codec
                 $0.format = decoder.format
-                $0.stream = stream
+                $0.stream = ingest.stream
             }
             // One line per connection: a server may send codec headers without end.
             let level: Logger.Level = headersLogged == 0 ? .info : .debug
@@ -53,16 +59,19 @@ struct SnapcastSession {
             client.logger.log(
                 level: level, "snapcast stream: \(decoder.codec), \(decoder.format.rate) Hz, \(decoder.format.channels) channels")
         case .wireChunk(let timestamp, let payload):
-            guard let decoder, let stream, let settings, client.clock.count > 0 else { return }
+            guard let decoder, let ingest, let settings, client.clock.count > 0 else { return }
             guard
                 let local = try Self.presentationNanoseconds(
                     of: timestamp, diffMicroseconds: client.clock.diffMicroseconds, settings: settings,
                     latencyMilliseconds: client.configuration.latencyMilliseconds)
             else { return }
-            try decoder.decode(payload) { samples in
-                guard !samples.isEmpty else { return }
-                _ = stream.enqueue(samples, presentationNanoseconds: local)
+            // Offered from the decoder's buffer; copied only when the stream is full and the
+            // chunk has to wait for room.
+            let waiting = try decoder.decode(payload) { samples -> [Int16]? in
+                guard !samples.isEmpty else { return nil }
+                return ingest.offer(UnsafeRawBufferPointer(samples), presentedAt: local) == .consumed(0) ? Array(samples) : nil
             }
+            if let waiting { try await ingest.write(waiting, presentedAt: local) }
             played = true
         case .time, .ignored:
             break

@@ -17,7 +17,7 @@ struct NumberBoundsTests {
     func playbackQuery() {
         for name in ["rate", "channels"] {
             for value in Self.overflowing {
-                #expect(throws: APIError.self, "\(name)=\(value)") { try PlaybackParameters(query: [name: value]) }
+                #expect(throws: PlaybackError.self, "\(name)=\(value)") { try PlaybackParameters(query: [name: value]) }
             }
         }
     }

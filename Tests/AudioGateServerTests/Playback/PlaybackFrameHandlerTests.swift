@@ -84,7 +84,7 @@ struct PlaybackFrameHandlerTests {
         func play(milliseconds: Int) {
             var scratch = [Float](repeating: 0, count: milliseconds * 48 * 2)
             _ = scratch.withUnsafeMutableBufferPointer {
-                stream.pull(into: $0, frames: milliseconds * 48, format: PlaybackFrameHandlerTests.mix, startFrame: 0)
+                stream.render(into: $0, frames: milliseconds * 48, format: PlaybackFrameHandlerTests.mix, at: PlaybackPeriod(startFrame: 0))
             }
         }
     }

@@ -32,7 +32,7 @@ struct PlaybackIngestTests {
         func play(frames: Int) -> [Float] {
             var scratch = [Float](repeating: 0, count: frames)
             let taken = scratch.withUnsafeMutableBufferPointer {
-                stream.pull(into: $0, frames: frames, format: PlaybackIngestTests.mix, startFrame: 0)
+                stream.render(into: $0, frames: frames, format: PlaybackIngestTests.mix, at: PlaybackPeriod(startFrame: 0))
             }
             return Array(scratch[0..<taken])
         }

@@ -16,7 +16,7 @@ struct TimedPlaybackTests {
     /// Queues `samples` in 20 ms chunks, chunk `k` dated `start + k * 20 ms * stretch`.
     @discardableResult
     static func enqueue(
-        _ samples: [Float], on stream: TimedPlaybackStream, start: UInt64, stretch: Double = 1, firstChunk: Int = 0
+        _ samples: [Float], on ingest: PlaybackIngest, start: UInt64, stretch: Double = 1, firstChunk: Int = 0
     ) -> Int {
         let pcm = samples.map { Int16(max(-32767, min(32767, ($0 * 32767).rounded()))) }
         var accepted = 0
@@ -25,7 +25,8 @@ struct TimedPlaybackTests {
         while offset < pcm.count {
             let end = min(pcm.count, offset + chunkFrames)
             let time = start + UInt64(Double(index * chunkFrames) * 1e9 / Double(rate) * stretch)
-            if pcm[offset..<end].withUnsafeBufferPointer({ stream.enqueue($0, presentationNanoseconds: time) }) { accepted += 1 }
+            let offer = pcm[offset..<end].withUnsafeBytes { ingest.offer($0, presentedAt: time) }
+            if offer == .consumed((end - offset) * MemoryLayout<Int16>.size) { accepted += 1 }
             offset = end
             index += 1
         }
@@ -76,12 +77,13 @@ struct TimedPlaybackTests {
     @Test("a tone starts at its presentation time, at its pitch, without a gap")
     func startsOnTime() async throws {
         try await PlaybackServer.live { server, _, monitor in
-            let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
-            defer { stream.close() }
+            let ingest = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
+            let stream = ingest.stream
+            defer { server.engine.mixer.release(stream) }
             let holesBefore = Self.holes(server)
             try await Self.settle()
             let start = MonotonicClock.nowNanoseconds() + 400_000_000
-            Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: stream, start: start)
+            Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: ingest, start: start)
             let epochAtStart = try await Self.outputEpochMs(server, at: start)
             let epochAtEnd = try await Self.outputEpochMs(server, at: start + 1_000_000_000)
             try await Task.sleep(for: .milliseconds(700))
@@ -90,7 +92,7 @@ struct TimedPlaybackTests {
             let tone = try PlaybackAnalysis.singleTone(samples, frequency: 440, expectedMs: 1000, toleranceMs: 2)
             let onsetError = monitor.time(ofSample: tone.lowerBound) - Self.milliseconds(start)
             let report = PhaseContinuity.check(samples, frequency: 440, rate: PlaybackMonitor.rate)
-            let statistics = stream.statistics
+            let statistics = try #require(stream.timing)
             RealTime.log(
                 String(format: "timed onset %+.2f ms from its presentation time; phase jump %.3f rad; %@", onsetError,
                        report.maxPhaseJump, "\(statistics); card buffer holes \(Self.holes(server) - holesBefore)"))
@@ -106,19 +108,20 @@ struct TimedPlaybackTests {
     @Test("late chunks are dropped; what is still due plays at its time")
     func lateDropped() async throws {
         try await PlaybackServer.live { server, _, monitor in
-            let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
-            defer { stream.close() }
+            let ingest = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
+            let stream = ingest.stream
+            defer { server.engine.mixer.release(stream) }
             let holesBefore = Self.holes(server)
             try await Self.settle()
             // Dated 200 ms ago: the first 10 chunks are past already, the next ones due within the
             // card's latency are late when the mixer reaches them.
             let start = MonotonicClock.nowNanoseconds() - 200_000_000
             let accepted = Self.enqueue(
-                Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: stream, start: start)
+                Signal.sine(frequency: 440, rate: Self.rate, seconds: 1, amplitude: 0.5), on: ingest, start: start)
             try await Task.sleep(for: .milliseconds(1200))
             monitor.stop()
             let samples = monitor.samples
-            let statistics = stream.statistics
+            let statistics = try #require(stream.timing)
             let end = Self.milliseconds(start) + 1000
             guard let tone = PlaybackAnalysis.segments(samples).last else { throw SignalCheckFailure("nothing heard") }
             let endError = monitor.time(ofSample: tone.upperBound) - end
@@ -143,8 +146,9 @@ struct TimedPlaybackTests {
     @Test("drift of 0.1 % is corrected by single frames", arguments: [1.001, 0.999])
     func drift(stretch: Double) async throws {
         try await PlaybackServer.live { server, _, monitor in
-            let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
-            defer { stream.close() }
+            let ingest = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
+            let stream = ingest.stream
+            defer { server.engine.mixer.release(stream) }
             let holesBefore = Self.holes(server)
             try await Self.settle()
             let seconds = 8.0
@@ -162,18 +166,18 @@ struct TimedPlaybackTests {
                 if epochAtStart == nil, now >= start { epochAtStart = Self.outputEpochMs(server) }
                 if due > now + 200_000_000 {
                     try await Task.sleep(for: .milliseconds(10))
-                    if let offset = stream.statistics.offsetMicroseconds { offsets.append(offset) }
+                    if let offset = stream.timing?.offsetMicroseconds { offsets.append(offset) }
                     continue
                 }
                 let piece = Array(tone[(chunk * chunkSamples)..<min(tone.count, (chunk + 1) * chunkSamples)])
-                Self.enqueue(piece, on: stream, start: start, stretch: stretch, firstChunk: chunk)
+                Self.enqueue(piece, on: ingest, start: start, stretch: stretch, firstChunk: chunk)
                 chunk += 1
             }
             let epochAtEnd = try await Self.outputEpochMs(server, at: end)
             try await Task.sleep(for: .milliseconds(500))
             monitor.stop()
             let samples = monitor.samples
-            let statistics = stream.statistics
+            let statistics = try #require(stream.timing)
             let report = PhaseContinuity.check(samples, frequency: 440, rate: PlaybackMonitor.rate)
             let settled = offsets.dropFirst(100)  // after a second
             let worst = settled.map(abs).max() ?? .infinity
@@ -202,20 +206,21 @@ struct TimedPlaybackTests {
     @Test("a chunk dated 80 ms after the last one's end plays at its own time, fading in")
     func resync() async throws {
         try await PlaybackServer.live { server, _, monitor in
-            let stream = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
-            defer { stream.close() }
+            let ingest = try server.engine.mixer.acquireTimed("timed", role: .music, format: Self.format)
+            let stream = ingest.stream
+            defer { server.engine.mixer.release(stream) }
             let holesBefore = Self.holes(server)
             try await Self.settle()
             let start = MonotonicClock.nowNanoseconds() + 300_000_000
             let first = Signal.sine(frequency: 440, rate: Self.rate, seconds: 0.5, amplitude: 0.5)
-            Self.enqueue(first, on: stream, start: start)
+            Self.enqueue(first, on: ingest, start: start)
             // The second half second is dated 80 ms after where it would follow on.
             let secondStart = start + 580_000_000
-            Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 0.5, amplitude: 0.5), on: stream, start: secondStart)
+            Self.enqueue(Signal.sine(frequency: 440, rate: Self.rate, seconds: 0.5, amplitude: 0.5), on: ingest, start: secondStart)
             try await Task.sleep(for: .milliseconds(1300))
             monitor.stop()
             let samples = monitor.samples
-            let statistics = stream.statistics
+            let statistics = try #require(stream.timing)
             let segments = PlaybackAnalysis.segments(samples)
             RealTime.log("resync: \(segments.map { PlaybackAnalysis.milliseconds($0.count) }) ms; \(statistics); card buffer holes \(Self.holes(server) - holesBefore)")
             #expect(statistics.resyncs == 1)

@@ -190,7 +190,7 @@ struct TimedPlayoutTests {
         var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
         Self.queue(&playout, [Float](repeating: 0.5, count: 48000), position: 0, time: 0)
         var output = Self.render(&playout, periods: 5).output
-        playout.reset()
+        _ = playout.reset()
         output += Self.render(&playout, periods: 2, start: 2400 * Self.nanosecondsPerFrame).output
         #expect(output[2399] == 0.5)
         #expect(output[2400] > 0.49 && output[2400 + 239] < 0.01 && output[2400 + 240] == 0)
@@ -205,8 +205,9 @@ struct TimedPlayoutTests {
     func resampledKeepsTime(rate: Int) throws {
         let mixer = PlaybackMixer(configuration: ServerConfiguration(), metrics: ServerMetrics(), logger: TestServer.logger)
         let mix = mixer.mixFormat
-        let stream = try mixer.acquireTimed("timed", role: .music, format: AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le))
-        defer { stream.close() }
+        let ingest = try mixer.acquireTimed("timed", role: .music, format: AudioFormat(rate: rate, channels: 1, sampleFormat: .s16le))
+        let stream = ingest.stream
+        defer { mixer.release(stream) }
         var samples = [Int16](repeating: 0, count: rate / 5)
         samples[1000] = 30000
         // Dated well in the future so nothing is late against the real clock; rendered against it.
@@ -214,23 +215,25 @@ struct TimedPlayoutTests {
         let presentation = start + 10_000_000
         // In two chunks, the second dated as the continuation of the first.
         let half = samples.count / 2
-        #expect(samples[0..<half].withUnsafeBufferPointer { stream.enqueue($0, presentationNanoseconds: presentation) })
+        #expect(samples[0..<half].withUnsafeBytes { ingest.offer($0, presentedAt: presentation) } == .consumed(half * 2))
         #expect(
-            samples[half...].withUnsafeBufferPointer {
-                stream.enqueue($0, presentationNanoseconds: presentation + UInt64(half) * 1_000_000_000 / UInt64(rate))
-            })
+            samples[half...].withUnsafeBytes {
+                ingest.offer($0, presentedAt: presentation + UInt64(half) * 1_000_000_000 / UInt64(rate))
+            } == .consumed((samples.count - half) * 2))
         var output: [Float] = []
         var period = [Float](repeating: 0, count: 480 * mix.channels)
         for index in 0..<30 {
             let time = Double(start) + Double(index * 480) * 1e9 / Double(mix.rate)
             let filled = period.withUnsafeMutableBufferPointer {
-                stream.render(into: $0, frames: 480, format: mix, startTime: time)
+                stream.render(
+                    into: $0, frames: 480, format: mix, at: PlaybackPeriod(startFrame: UInt64(index * 480), leaveTime: time))
             }
             output += filled == 0 ? [Float](repeating: 0, count: 480) : Signal.channel(period, channels: mix.channels, index: 0)
         }
         let peak = try #require(output.indices.max { abs(output[$0]) < abs(output[$1]) })
         let expected = 480 + 1000 * Double(mix.rate) / Double(rate)
         #expect(abs(Double(peak) - expected) <= 1, "impulse at \(peak), expected \(expected)")
-        #expect(stream.statistics.lateFrames == 0 && stream.statistics.framesInserted + stream.statistics.framesDropped == 0)
+        let statistics = try #require(stream.timing)
+        #expect(statistics.lateFrames == 0 && statistics.framesInserted + statistics.framesDropped == 0)
     }
 }
