@@ -104,7 +104,7 @@ public struct AudioGateServer: Sendable {
                     _ = try CaptureParameters(query: dictionary)
                     try hub.checkCapacity()
                 case RouteTable.playbackSocket, RouteTable.playback, RouteTable.say:
-                    do throws(PlaybackError) { _ = try PlaybackParameters(query: dictionary) } catch { throw APIError(error) }
+                    _ = try PlaybackParameters(query: dictionary)
                 default:
                     break
                 }

@@ -2,31 +2,23 @@ import AudioGateCore
 import CFFmpeg
 
 /// A failure decoding compressed audio: what went wrong, the library call and its message.
-public struct CodecError: ResponseError, Equatable {
-    /// Why decoding stopped.
-    public enum Code: String, Sendable {
-        /// The container or codec is not one the server plays.
-        case unsupported
-        /// The bytes are not a valid file of the declared kind.
-        case corrupt
-        /// The sender went away.
-        case cancelled
-        /// The library failed for another reason (memory, internal).
-        case library
-        /// Every decoder thread is busy (`--max-decoders`): the file was refused before decoding.
-        case tooManyDecoders = "too_many_decoders"
-    }
+public typealias CodecError = CodedError<CodecErrorCode>
 
-    public let code: Code
-    public let message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// Why decoding stopped.
+public enum CodecErrorCode: String, ResponseCode {
+    /// The container or codec is not one the server plays.
+    case unsupported
+    /// The bytes are not a valid file of the declared kind.
+    case corrupt
+    /// The sender went away.
+    case cancelled
+    /// The library failed for another reason (memory, internal).
+    case library
+    /// Every decoder thread is busy (`--max-decoders`): the file was refused before decoding.
+    case tooManyDecoders = "too_many_decoders"
 
     public var reason: FailureReason {
-        switch code {
+        switch self {
         case .unsupported: .unsupportedMediaType
         case .corrupt, .cancelled: .badBody
         case .library: .internalError

@@ -3,35 +3,27 @@ import CEspeak
 
 /// Why a text was not spoken: a bad request, or a failure of the synthesizer (the call and
 /// espeak-ng's error).
-public struct SpeechError: ResponseError, Equatable {
-    /// Why synthesis failed.
-    public enum Code: String, Sendable {
-        /// espeak-ng could not start (its voice data is missing), or the server is shutting down.
-        case unavailable
-        /// No installed voice has that name.
-        case unknownVoice = "unknown_voice"
-        /// espeak-ng refused the request.
-        case failed
-        /// The body is not a text to speak, or the text gave no speech.
-        case badBody = "bad_body"
-        /// A query parameter that is not allowed.
-        case badParameter = "bad_parameter"
-        /// The body or the text is over its limit.
-        case tooLarge = "too_large"
-        /// The synthesizer already has its most texts waiting.
-        case busy
-    }
+public typealias SpeechError = CodedError<SpeechErrorCode>
 
-    public let code: Code
-    public let message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// Why synthesis failed.
+public enum SpeechErrorCode: String, ParameterCode {
+    /// espeak-ng could not start (its voice data is missing), or the server is shutting down.
+    case unavailable
+    /// No installed voice has that name.
+    case unknownVoice = "unknown_voice"
+    /// espeak-ng refused the request.
+    case failed
+    /// The body is not a text to speak, or the text gave no speech.
+    case badBody = "bad_body"
+    /// A query parameter that is not allowed.
+    case badParameter = "bad_parameter"
+    /// The body or the text is over its limit.
+    case tooLarge = "too_large"
+    /// The synthesizer already has its most texts waiting.
+    case busy
 
     public var reason: FailureReason {
-        switch code {
+        switch self {
         case .unavailable: .unavailable
         case .unknownVoice, .badBody: .badBody
         case .failed: .internalError
@@ -40,15 +32,12 @@ public struct SpeechError: ResponseError, Equatable {
         case .busy: .tooManyRequests
         }
     }
+}
 
+extension SpeechError {
     /// No installed voice is called that; the message says where the names are.
     static func unknownVoice(_ message: String) -> SpeechError {
         SpeechError(.unknownVoice, "\(message): GET /v1/voices lists the installed voices")
-    }
-
-    /// A bad query parameter, naming it and what is allowed.
-    static func parameter(_ name: String, _ allowed: String) -> SpeechError {
-        SpeechError(.badParameter, FailureReason.parameterMessage(name, allowed))
     }
 }
 

@@ -41,7 +41,7 @@ struct TimedPlaybackTests {
     /// converges on timing updates 1.5 s apart. The server rightly follows what the device reports,
     /// so measurements of when audio leaves start after that.
     static func settle() async throws {
-        try await Task.sleep(for: .seconds(10))
+        try await Task.sleep(for: .seconds(15))
     }
 
     /// When the server dates device frame 0 now, in milliseconds (nil before the first write): from
