@@ -3,9 +3,8 @@
 The server runs under `valgrind --tool=callgrind` with its devices kept running
 (AUDIOGATE_DEVICE_IDLE_MS=0), so every count covers the same periods. For each case the load is
 started and settles, then the counters are zeroed (`callgrind_control -z`), the case runs for a
-window, and they are dumped (`callgrind_control -d`); the dump's total, less that of an empty window
-bounded by the same two /v1/status reads, is divided by the periods the card ran in between (frames
-from /v1/status over the period of 480 frames, 10 ms at 48 kHz).
+window, and they are dumped (`callgrind_control -d`); the dump's total is divided by the periods
+the card ran in the window (frames from /v1/status over the period of 480 frames, 10 ms at 48 kHz).
 Nothing here needs more than the standard library, valgrind, objcopy and a C compiler.
 
 Used by callgrind_gate.py (the performance gate) and bench_idle.py (the idle benchmark's table).
@@ -123,19 +122,6 @@ class CallgrindServer:
                        check=True, capture_output=True, text=True)
         return latest_dump(self.out_dir), ((last - first) / PERIOD_FRAMES if frames else None)
 
-    def per_period(self, seconds, label, frames):
-        """(the window's dump, instructions per period, periods): the window less what reading
-        /v1/status twice costs. The two reads that count its periods cost millions of instructions
-        (JSON of every section), which would grow the figure with the status document instead of the
-        device path; an empty window bounded the same way (zero, read, read, dump) holds that cost
-        and the few periods between its reads, so the difference is the periods' own cost."""
-        dump, periods = self.window(seconds, label, frames)
-        overhead, overhead_periods = self.window(0, f"{label}-status", frames)
-        net_periods = periods - overhead_periods
-        if net_periods <= 0:
-            return dump, None, periods
-        return dump, round((total_instructions(dump) - total_instructions(overhead)) / net_periods), periods
-
     def stop(self):
         self.process.terminate()
         try:
@@ -219,8 +205,10 @@ def capture_counts(server, loader, clients_list, seconds):
     for clients in clients_list:
         load = start_capture_load(loader, server.port, clients, 0, seconds + 20 + clients / 5) if clients else None
         time.sleep(5 + clients / 5)
-        _, per_period, periods = server.per_period(seconds, f"capture{clients}", capture_frames)
-        rows[clients] = {"instructions_per_period": per_period, "periods": round(periods)}
+        dump, periods = server.window(seconds, f"capture{clients}", capture_frames)
+        instructions = total_instructions(dump)
+        rows[clients] = {"instructions_per_period": round(instructions / periods) if periods else None,
+                         "periods": round(periods)}
         if load:
             load.kill()
             load.wait()
@@ -264,16 +252,15 @@ def playback_counts(server, loader, streams_list, seconds):
         load = start_playback_load(loader, server.port, streams, seconds + 20)
         time.sleep(5)
         realtime = streams == 1
-        if realtime:
-            dump, per_period, periods = server.per_period(seconds, f"playback{streams}", played_frames)
-        else:
-            dump, _ = server.window(seconds, f"playback{streams}")
+        dump, periods = server.window(seconds, f"playback{streams}", played_frames if realtime else None)
         message, calls = per_call(dump, is_playback_read)
         render, renders = per_call(dump, is_mixer_render)
         row = {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
                "instructions_per_message": round(message) if message else None, "messages": calls}
         if realtime:
-            row.update({"instructions_per_period": per_period, "periods": round(periods)})
+            instructions = total_instructions(dump)
+            row.update({"instructions_per_period": round(instructions / periods) if periods else None,
+                        "periods": round(periods)})
         rows[streams] = row
         load.kill()
         load.wait()
@@ -354,10 +341,12 @@ def timed_counts(binary, seconds):
                 raise RuntimeError("the Snapcast stream did not start playing under callgrind")
             # Past the start: the clock offset settles and the playout locks to the chunks' times.
             time.sleep(5)
-            dump, per_period, periods = server.per_period(seconds, "timed1", played_frames)
+            dump, periods = server.window(seconds, "timed1", played_frames)
             render, renders = per_call(dump, is_mixer_render)
+            instructions = total_instructions(dump)
             return {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
-                    "instructions_per_period": per_period, "periods": round(periods) if periods else None}
+                    "instructions_per_period": round(instructions / periods) if periods else None,
+                    "periods": round(periods) if periods else None}
         finally:
             server.stop()
     finally:
