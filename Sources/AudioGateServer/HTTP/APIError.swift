@@ -36,11 +36,6 @@ public struct APIError: HTTPResponseError, ResponseError, Equatable {
         if code == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"audiogate\"" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json)))
     }
-
-    /// Shorthand for a 400 naming the bad query parameter and what is allowed.
-    public static func parameter(_ name: String, _ allowed: String) -> APIError {
-        APIError(.badParameter, FailureReason.parameterMessage(name, allowed))
-    }
 }
 
 extension FailureReason {
