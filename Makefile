@@ -8,7 +8,7 @@ ARGS ?=
 # scripts/build-webrtc-apm.sh) through its pkg-config file; scripts/deps-env.sh sets the same.
 export PKG_CONFIG_PATH := $(CURDIR)/.deps/webrtc-audio-processing-2.1/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
-.PHONY: run build release deb test test-fresh deps test-deps bench bench-gate fuzz clean have-swift
+.PHONY: run build release deb test test-fresh bench-sync deps test-deps bench bench-gate fuzz clean have-swift
 
 # Debian packages no Swift: say so in one line instead of make's "command not found".
 have-swift:
@@ -41,7 +41,14 @@ test: test-deps
 # The test command as a new machine runs it: a clone of the current commit in a temporary folder,
 # a scratch HOME and a sound server of its own (scripts/test-fresh.sh).
 test-fresh:
-	scripts/test-fresh.sh
+	scripts/test-fresh.sh $(FRESH_TARGET)
+
+# Ten consecutive Snapcast sync runs, each p95 within 0.25 ms, with steal beside each
+# (docs/bench-sync-runs.md); `make test-fresh FRESH_TARGET=bench-sync` runs them in a fresh clone.
+bench-sync: test-deps
+	@scripts/test-card.sh start
+	$(SWIFT) build --product audiogate
+	Benchmarks/scripts/bench-sync.sh
 
 # The benchmarks are a package of their own (Benchmarks/); the run ends with the callgrind gate and
 # fails when it does.

@@ -2,10 +2,12 @@
 # Runs the README's test command as a machine that never built or tested audiogate would: a clone
 # of the current commit in a temporary folder, a scratch HOME (no ~/.asoundrc, no package caches,
 # no virtual environments) and a sound server of its own, stopped afterwards. Uncommitted changes
-# are not in the clone: commit first.
+# are not in the clone: commit first. An argument names another make target to run there
+# (default: test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 commit="$(git rev-parse HEAD)"
+target="${1:-test}"
 if [[ -n "$(git status --porcelain --untracked-files=no)" ]]; then
     echo "test-fresh: uncommitted changes are not tested; testing $commit" >&2
 fi
@@ -26,11 +28,11 @@ git clone -q --no-hardlinks . "$work/audiogate"
 git -C "$work/audiogate" checkout -q "$commit"
 started=$(date +%s)
 status=0
-"${fresh[@]}" make -C "$work/audiogate" test || status=$?
+"${fresh[@]}" make -C "$work/audiogate" "$target" || status=$?
 elapsed=$(($(date +%s) - started))
 if ((status == 0)); then
-    echo "test-fresh: make test passed in a fresh clone of $commit in ${elapsed} s"
+    echo "test-fresh: make $target passed in a fresh clone of $commit in ${elapsed} s"
 else
-    echo "test-fresh: make test FAILED (exit $status) in a fresh clone of $commit after ${elapsed} s"
+    echo "test-fresh: make $target FAILED (exit $status) in a fresh clone of $commit after ${elapsed} s"
 fi
 exit "$status"
