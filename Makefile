@@ -43,8 +43,9 @@ test: test-deps
 test-fresh:
 	scripts/test-fresh.sh $(FRESH_TARGET)
 
-# Ten consecutive Snapcast sync runs, each p95 within 0.25 ms, with steal beside each
-# (docs/bench-sync-runs.md); `make test-fresh FRESH_TARGET=bench-sync` runs them in a fresh clone.
+# Ten consecutive Snapcast sync runs, each to hold p95 within 0.25 ms, with steal and load beside
+# each (printed, and written to docs/bench-sync-runs.md); `make test-fresh FRESH_TARGET=bench-sync`
+# runs them in a fresh clone.
 bench-sync: test-deps
 	@scripts/test-card.sh start
 	$(SWIFT) build --product audiogate

@@ -118,9 +118,11 @@ public struct DeviceClock: Sendable {
         outliers = 0
     }
 
-    /// Reports that device frame `frame` is at the card's edge at `now` (monotonic ns).
-    public mutating func update(frame: UInt64, at now: UInt64, rate: Int) {
-        guard rate > 0 else { return }
+    /// Reports that device frame `frame` is at the card's edge at `now` (monotonic ns); returns
+    /// how far the report was from the line in nanoseconds (0 for a report that anchors).
+    @discardableResult
+    public mutating func update(frame: UInt64, at now: UInt64, rate: Int) -> Double {
+        guard rate > 0 else { return 0 }
         if rate != self.rate {
             self.rate = rate
             anchored = false
@@ -129,16 +131,16 @@ public struct DeviceClock: Sendable {
         let position = Double(frame)
         guard anchored else {
             anchor(position, at: Double(now), nominal: nominal)
-            return
+            return 0
         }
-        if warming, warmUp(position, at: Double(now), nominal: nominal) { return }
+        if warming, let error = warmUp(position, at: Double(now), nominal: nominal) { return error }
         let elapsed = position - anchorFrame
         let predicted = anchorTime + elapsed * nanosecondsPerFrame
         let error = Double(now) - predicted
         if abs(error) > tuning.resyncNanoseconds {
             outliers += 1
             if outliers >= tuning.confirmations { anchor(position, at: Double(now), nominal: nominal) }
-            return
+            return error
         }
         outliers = 0
         if elapsed > 0 {
@@ -152,6 +154,7 @@ public struct DeviceClock: Sendable {
         nanosecondsPerFrame = nominal / bounded
         anchorFrame = position
         anchorTime = predicted
+        return error
     }
 
     /// Monotonic nanoseconds at which device frame `frame` is at the card's edge; nil until dated.
@@ -166,18 +169,18 @@ public struct DeviceClock: Sendable {
         return anchorFrame + (Double(time) - anchorTime) / nanosecondsPerFrame
     }
 
-    /// Places the line by the mean error of the reports so far; false once warm-up is over or
-    /// the report is a discontinuity, which the loop then handles.
-    private mutating func warmUp(_ position: Double, at now: Double, nominal: Double) -> Bool {
+    /// Places the line by the mean error of the reports so far and returns the report's error; nil
+    /// once warm-up is over or the report is a discontinuity, which the loop then handles.
+    private mutating func warmUp(_ position: Double, at now: Double, nominal: Double) -> Double? {
         let error = now - (warmupTime + (position - warmupFrame) * nominal)
-        guard abs(error) <= tuning.resyncNanoseconds else { return false }
+        guard abs(error) <= tuning.resyncNanoseconds else { return nil }
         outliers = 0
         warmupError += error
         warmupReports += 1
         anchorFrame = position
         anchorTime = warmupTime + warmupError / Double(warmupReports) + (position - warmupFrame) * nominal
         if position - warmupFrame >= tuning.warmupSeconds * Double(rate) { warming = false }
-        return true
+        return error
     }
 
     private mutating func anchor(_ frame: Double, at time: Double, nominal: Double) {
