@@ -142,3 +142,14 @@ async def test_no_reconnect_fails_for_good(server: FakeServer) -> None:
     with pytest.raises(audiogate.ConnectionLostError):
         await playback.write(PCM)
     await playback.close()
+
+
+async def test_clear_nowait_goes_out_before_what_follows(server: FakeServer) -> None:
+    async with audiogate.Client(server.url).playback() as playback:
+        playback.pause()
+        cleared = playback.clear_nowait()
+        playback.resume()
+        playback.mark("after")
+        assert (await cleared).flushed_ms == 0
+    sent = [m["type"] for m in server.received[0] if isinstance(m, dict)]
+    assert sent == ["pause", "clear", "resume", "mark"]

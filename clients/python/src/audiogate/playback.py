@@ -216,11 +216,18 @@ class Playback:
         self._outgoing.put_nowait((json.dumps({"type": "mark", "name": mark.name}), None))
         return future
 
-    def clear(self, timeout: float | None = 1.0) -> asyncio.Future[Cleared]:
-        """Flushes the stream now (barge-in): a future of what was played and what was thrown away.
+    async def clear(self, timeout: float | None = 1.0) -> Cleared:
+        """Flushes the stream now (barge-in); answers what was played and what was thrown away.
 
-        The clear is queued on the socket at once, in order with what was sent before (so a
-        `mark()` or `resume()` called after it reaches the server after it). When no answer comes
+        `clear_nowait()` awaited: see there for the timeout.
+        """
+        return await self.clear_nowait(timeout)
+
+    def clear_nowait(self, timeout: float | None = 1.0) -> asyncio.Future[Cleared]:
+        """Queues a clear at once and returns a future of its answer (what was played and thrown away).
+
+        The clear goes out in order with what was sent before, and before anything sent after this
+        call (a `mark()` or `resume()` right after it reaches the server after it). When no answer comes
         within `timeout` seconds (the server stopped reading a full stream and audio sent
         earlier waits in the socket), the stream is flushed over HTTP (`DELETE
         /v1/playback?stream=`) and that answer given; the socket's clear still flushes what was
