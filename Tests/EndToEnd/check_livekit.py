@@ -7,6 +7,8 @@ The test card's microphone hears its loudspeaker: a tone played into the room (`
 AudioInput, and what AudioOutput plays is heard by a monitor (a second capture whose chunks carry
 their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
   input      AudioInput yields 16 kHz mono rtc.AudioFrames holding the room's 1 s 440 Hz tone, whole
+  attach     on_detached() closes AudioInput's capture on the server and no frame comes; on_attached()
+             opens it again and frames flow
   output     1 s of 523 Hz pushed faster than real time is heard at its pitch, 1 s long, without a gap;
              after flush() `playback_finished` comes when its end was heard, not interrupted, at 1 s
   clear      clear_buffer() in the middle of 3 s silences the loudspeaker within 100 ms, and
@@ -211,6 +213,38 @@ async def check_restart(monitor, folder):
         await output.aclose()
 
 
+async def check_attach():
+    source = AudioInput(SERVER.base)
+    frames = []
+
+    async def read():
+        async for frame in source:
+            frames.append(frame)
+
+    def subscribers():
+        return SERVER.get("/v1/status")["capture"]["subscribers"]
+
+    reader = asyncio.create_task(read())
+    try:
+        await wait_until(lambda: frames, 5)
+        attached = subscribers()
+        source.on_detached()
+        closed = await wait_until(lambda: subscribers() == attached - 1, 3)
+        count = len(frames)
+        await asyncio.sleep(0.3)
+        check(closed and len(frames) == count,
+              f"attach: detached, the capture is closed ({subscribers()} capture clients, {attached} attached) "
+              f"and {len(frames) - count} frames came in 0.3 s")
+        source.on_attached()
+        flowing = await wait_until(lambda: len(frames) >= count + 10, 3)
+        check(flowing and subscribers() == attached,
+              f"attach: attached again, frames flow ({len(frames) - count} since) on {subscribers()} capture clients")
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await source.aclose()
+
+
 async def check_output(monitor, output, finished, started):
     status = SERVER.get("/v1/status")["playback"]
     start = time.monotonic()
@@ -334,6 +368,7 @@ async def run(folder):
     existing = asyncio.all_tasks()
     before = SERVER.get("/v1/status")
     await retried(check_input, folder)
+    await retried(check_attach)
     output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
     finished = Finished(output)
     await retried(check_output, monitor, output, finished, Started(output))
