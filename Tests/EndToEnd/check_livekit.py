@@ -7,6 +7,8 @@ The test card's microphone hears its loudspeaker: a tone played into the room (`
 AudioInput, and what AudioOutput plays is heard by a monitor (a second capture whose chunks carry
 their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
   input      AudioInput yields 16 kHz mono rtc.AudioFrames holding the room's 1 s 440 Hz tone, whole
+  no server  AudioOutput on a port nobody listens on: the segment finishes interrupted at 0 s and
+             wait_for_playout() returns (no wedged session)
   attach     on_detached() closes AudioInput's capture on the server and no frame comes; on_attached()
              opens it again and frames flow
   output     1 s of 523 Hz pushed faster than real time is heard at its pitch, 1 s long, without a gap;
@@ -213,6 +215,26 @@ async def check_restart(monitor, folder):
         await output.aclose()
 
 
+async def check_no_server():
+    output = AudioOutput(f"http://127.0.0.1:{e2e.free_port()}", sample_rate=LK_RATE, stream=STREAM)
+    finished = Finished(output)
+    try:
+        for frame in frames_of(523, 0.2):
+            await output.capture_frame(frame)
+        output.flush()
+        done = await wait_until(lambda: finished.events, 2)
+        check(done and done[0][1].interrupted and done[0][1].playback_position == 0,
+              f"no server: the segment finishes interrupted ({done[0][1] if done else 'no playback_finished'})")
+        try:
+            await asyncio.wait_for(output.wait_for_playout(), 1)
+            waited = "returns"
+        except asyncio.TimeoutError:
+            waited = "hangs"
+        check(waited == "returns", f"no server: wait_for_playout() {waited}")
+    finally:
+        await output.aclose()
+
+
 async def check_attach():
     source = AudioInput(SERVER.base)
     frames = []
@@ -369,6 +391,7 @@ async def run(folder):
     before = SERVER.get("/v1/status")
     await retried(check_input, folder)
     await retried(check_attach)
+    await check_no_server()
     output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
     finished = Finished(output)
     await retried(check_output, monitor, output, finished, Started(output))
