@@ -10,6 +10,9 @@ export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
 if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n "$server" ]]; then
     export PULSE_SERVER="unix:$server"
 fi
+# The Python client package on its own: unit tests against a fake server, types and lint.
+(cd clients/python && ../../.venv/bin/python -m pytest -q && ../../.venv/bin/python -m mypy \
+    && ../../.venv/bin/python -m ruff check .)
 swift build --build-tests
 .venv/bin/python Tests/EndToEnd/check_openapi.py
 # Real-time suites share one sound card: run tests one at a time. A failure is repeated after the

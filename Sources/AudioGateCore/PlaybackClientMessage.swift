@@ -11,6 +11,10 @@ public enum PlaybackClientMessage: Sendable, Equatable {
     case mark(name: String)
     /// `{"type":"clear"}`: flush this stream now (barge-in).
     case clear
+    /// `{"type":"pause"}`: hold this stream where it is; its queue is kept.
+    case pause
+    /// `{"type":"resume"}`: play this stream on from where it was held.
+    case resume
 
     /// Parses one text frame; unknown extra fields are ignored.
     public static func decode(_ text: String) throws(ProtocolError) -> PlaybackClientMessage {
@@ -47,9 +51,13 @@ public enum PlaybackClientMessage: Sendable, Equatable {
             return .mark(name: name)
         case "clear":
             return .clear
+        case "pause":
+            return .pause
+        case "resume":
+            return .resume
         default:
             let shown = type.utf8.count <= 64 ? type : String(decoding: type.utf8.prefix(64), as: UTF8.self) + "..."
-            throw ProtocolError(.unknownType, "unknown message type \(JSONText.quoted(shown)); expected audio, mark or clear")
+            throw ProtocolError(.unknownType, "unknown message type \(JSONText.quoted(shown)); expected audio, mark, clear, pause or resume")
         }
     }
 

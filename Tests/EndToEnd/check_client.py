@@ -16,7 +16,11 @@ whose default capture source is the speaker's monitor, so what the client plays 
 - errors: a bad parameter refuses the WebSocket with the server's code; an unreachable port and a
   bad scheme are reported as such;
 - the server shutting down (SIGTERM) ends a capture's iteration and fails a pending mark and the next
-  write with `connection_closed`;
+  write with `connection_closed` when reconnecting is off;
+- a server restarted (SIGTERM, then started again on its port) under a capture loop and a playback:
+  the capture yields ConnectionLost, then Reconnected with the audio lost (its timestamps' gap, and
+  seq jumps by as many chunks) and chunks again within 5 s of the server being back; the playback
+  reports ConnectionLost and Reconnected and plays a mark that is heard;
 - a server with --token: the client with the token captures, plays and calls HTTP; without it, or
   with a wrong one, every route is refused as `unauthorized` (401).
 A real-time check that fails while the hypervisor was stealing CPU or the CPUs were saturated
@@ -252,8 +256,9 @@ async def check_levels(base):
 
 
 async def check_shutdown(server):
-    """The server going away (SIGTERM, close 1001) ends a capture's iteration and fails a playback's waiters."""
-    client = audiogate.Client(server.base)
+    """The server going away (SIGTERM, close 1001) ends a capture's iteration and fails a playback's
+    waiters, with reconnecting off."""
+    client = audiogate.Client(server.base, reconnect=False)
     async with client.capture(rate=RATE) as capture, client.playback(rate=PLAY_RATE) as playback:
         await playback.write(tone(440, 3, PLAY_RATE).tobytes())
         mark = playback.mark("end")
@@ -286,6 +291,74 @@ async def check_shutdown(server):
           and isinstance(outcome, audiogate.AudiogateError) and written == "connection_closed",
           f"shutdown: {ended}; the pending mark: {outcome!r}; a write then: {written} "
           f"({time.monotonic() - stopped:.2f} s)")
+
+
+async def check_restart(server, binary, device):
+    """A server restarted under a capture loop and a playback: both come back by themselves within
+    5 s of the server and report what they lost. Returns the restarted server."""
+    client = audiogate.Client(server.base)
+    items, events = [], []
+    capture = await client.capture(rate=RATE, chunk_ms=20).open()
+
+    async def read():
+        async for item in capture:
+            items.append((time.monotonic(), item))
+
+    reader = asyncio.ensure_future(read())
+    playback = await client.playback(rate=PLAY_RATE, stream="client-restart", on_event=events.append).open()
+    restarted = None
+    try:
+        await wait_async(lambda: len(items) >= 10, 3)
+        stopped = time.monotonic()
+        await asyncio.to_thread(server.stop)
+        await asyncio.sleep(1.0)
+        restarted = e2e.Server(binary, device, port=server.port)
+        if not check(await asyncio.to_thread(restarted.start, True), "restart: the server starts again on its port"):
+            return restarted
+        ready = time.monotonic()
+
+        def back():
+            kinds = [type(item).__name__ for _, item in items]
+            return "Reconnected" in kinds and kinds[-1] == "AudioChunk"
+
+        await wait_async(back, 8)
+        await wait_async(lambda: any(isinstance(e, audiogate.Reconnected) for e in events), 8)
+        lost = next((i for i, (_, item) in enumerate(items) if isinstance(item, audiogate.ConnectionLost)), None)
+        again = next((i for i, (_, item) in enumerate(items) if isinstance(item, audiogate.Reconnected)), None)
+        ok = lost is not None and again is not None and again > lost and again + 1 < len(items)
+        if not check(ok, f"restart: the capture yields ConnectionLost then Reconnected then chunks "
+                         f"({[type(item).__name__ for _, item in items[-5:]]} last)"):
+            return restarted
+        before = [item for _, item in items[:lost] if isinstance(item, audiogate.AudioChunk)][-1]
+        arrived, after = items[again + 1]
+        reconnected = items[again][1]
+        gap = after.timestamp_ms - (before.timestamp_ms + before.duration_ms)
+        down = 1000 * (ready - stopped)
+        check(isinstance(after, audiogate.AudioChunk) and arrived - ready <= 5.0,
+              f"restart: the capture is back {arrived - ready:.2f} s after the server "
+              f"(down {down / 1000:.2f} s, {reconnected.attempts} attempts)")
+        check(reconnected.lost_ms is not None and abs(reconnected.lost_ms - gap) < 1 and gap >= 1000
+              and after.seq - before.seq - 1 == round(gap / 20),
+              f"restart: lost_ms {reconnected.lost_ms:.0f} ms, the timestamps' gap {gap:.0f} ms; seq "
+              f"{before.seq} -> {after.seq}")
+        kinds = [type(e).__name__ for e in events]
+        restored = next((e for e in events if isinstance(e, audiogate.Reconnected)), None)
+        check("ConnectionLost" in kinds and restored is not None and kinds.index("ConnectionLost") < kinds.index("Reconnected")
+              and restored.down_ms / 1000 - (ready - stopped) <= 5.0,
+              f"restart: the playback reports {kinds}, back after {restored.down_ms if restored else float('nan'):.0f} ms")
+        await playback.write(tone(440, 0.2, PLAY_RATE).tobytes())
+        try:
+            mark = await asyncio.wait_for(playback.mark("after-restart"), 3)
+        except (asyncio.TimeoutError, audiogate.AudiogateError) as error:
+            mark = error
+        check(isinstance(mark, audiogate.Mark) and mark.heard and mark.position_ms == 200,
+              f"restart: the playback plays on the new server: {mark!r}")
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await capture.close()
+        await playback.close()
+    return restarted
 
 
 async def check_http(base, work):
@@ -329,17 +402,18 @@ async def check_errors(base):
         check(False, "a bad capture rate is refused")
     except audiogate.AudiogateError as error:
         # websockets 12 drops the body of a refused upgrade (the message then names no parameter).
-        check(error.status == 400 and error.code == "bad_parameter"
-              and ("rate" in error.message or websockets_version < (13,)),
-              f"a bad capture rate is refused: {error}")
+        check(isinstance(error, audiogate.AudiogateHTTPError) and error.status == 400
+              and error.code == "bad_parameter" and ("rate" in error.message or websockets_version < (13,)),
+              f"a bad capture rate is refused: {error!r}")
     port = e2e.free_port()
     for what, call in (("HTTP", lambda c: c.status()), ("WebSocket", lambda c: c.playback().open())):
         try:
             await call(audiogate.Client(f"http://127.0.0.1:{port}"))
             check(False, f"an unreachable server ({what})")
         except audiogate.AudiogateError as error:
-            check(error.code == "unreachable" and error.status is None,
-                  f"an unreachable server ({what}): {error}")
+            check(isinstance(error, audiogate.UnreachableError) and isinstance(error, ConnectionError)
+                  and error.code == "unreachable" and error.status is None,
+                  f"an unreachable server ({what}): {error!r}")
 
 
 async def check_token(base):
@@ -406,6 +480,12 @@ def main():
                 run(server, "clear", check_clear)
                 run(server, "levels", check_levels)
                 asyncio.run(check_shutdown(server))
+        finally:
+            server.stop()
+        server = e2e.Server(args.binary, args.device)
+        try:
+            if check(server.start(capture=True), "a server to restart starts"):
+                server = asyncio.run(check_restart(server, args.binary, args.device)) or server
         finally:
             server.stop()
         server = e2e.Server(args.binary, args.device, extra=["--token", TOKEN])

@@ -7,6 +7,10 @@ The test card's microphone hears its loudspeaker: a tone played into the room (`
 AudioInput, and what AudioOutput plays is heard by a monitor (a second capture whose chunks carry
 their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
   input      AudioInput yields 16 kHz mono rtc.AudioFrames holding the room's 1 s 440 Hz tone, whole
+  no server  AudioOutput on a port nobody listens on: the segment finishes interrupted at 0 s and
+             wait_for_playout() returns (no wedged session)
+  attach     on_detached() closes AudioInput's capture on the server and no frame comes; on_attached()
+             opens it again and frames flow
   output     1 s of 523 Hz pushed faster than real time is heard at its pitch, 1 s long, without a gap;
              after flush() `playback_finished` comes when its end was heard, not interrupted, at 1 s
   clear      clear_buffer() in the middle of 3 s silences the loudspeaker within 100 ms, and
@@ -14,7 +18,14 @@ their CLOCK_MONOTONIC capture time, the clock of time.monotonic()).
              heard; the same when clear_buffer() comes before flush(), as it does when a reply is cancelled
   session    inside an AgentSession (no model or cloud service): `say()` with audio is heard whole,
              and `interrupt()` stops it within 100 ms with a matching playback position
+  started    `playback_started` comes when the segment's first frame was heard (within 60 ms of the monitor)
+  pause      pause() in the middle of 2 s stops the loudspeaker within 100 ms, resume() plays on: the
+             tone is heard 2 s long in all, nothing lost or repeated, and finishes not interrupted
   close      aclose() leaves no capture client or stream on the server and no asyncio task
+  restart    inside an AgentSession (resume_false_interruption on, as by default), the server killed
+             (SIGKILL) mid-sentence: `playback_finished` interrupted within 2 s, the speech handle
+             done and the session running; the server started again on its port: the output is back
+             within 5 s and the next reply is heard whole
   example    examples/livekit_echo.py says back speech played into the room (espeak-ng) and ends on Ctrl-C
 A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
@@ -68,6 +79,16 @@ def frames_of(frequency, seconds, frame_ms=20):
             for i in range(0, len(samples), n)]
 
 
+async def into_tone(monitor, start, frequency, seconds, what):
+    """Waits until `frequency` (played since `start`) is heard and then `seconds` into it; False,
+    with a failed check, when it is not heard within 3 s."""
+    heard = await wait_until(lambda: tone_spans(monitor, start, frequency)[0], 3)
+    if not check(heard, f"{what}: the tone is heard"):
+        return False
+    await asyncio.sleep(max(0.0, heard[0][0] + seconds - time.monotonic()))
+    return True
+
+
 class Finished:
     """The AudioOutput's playback_finished events with their arrival time."""
 
@@ -115,7 +136,138 @@ async def check_input(folder):
           f"{longest_gap_ms(inner, IN_RATE):.1f} ms)")
 
 
-async def check_output(monitor, output, finished):
+class Started:
+    """The AudioOutput's playback_started events."""
+
+    def __init__(self, output):
+        self.events = []
+        output.on("playback_started", lambda ev: self.events.append((time.monotonic(), ev)))
+
+
+async def check_pause(monitor, output, finished):
+    start = time.monotonic()
+    for frame in frames_of(600, 2.0):
+        await output.capture_frame(frame)
+    output.flush()
+    if not await into_tone(monitor, start, 600, 0.7, "pause"):
+        return
+    paused = time.monotonic()
+    output.pause()
+    await asyncio.sleep(1.0)
+    resumed = time.monotonic()
+    output.resume()
+    done = await wait_until(lambda: finished.after(resumed), 4)
+    await asyncio.sleep(0.3)
+    spans, _, _, _ = tone_spans(monitor, start, 600)
+    total = sum(b - a for a, b in spans)
+    if not check(len(spans) == 2, f"pause: two runs of the tone, before the pause and after ({len(spans)})"):
+        return
+    check(spans[0][1] - paused <= 0.1 and spans[1][0] - resumed <= 0.15 and abs(total - 2.0) <= 0.04,
+          f"pause: silent {1000 * (spans[0][1] - paused):.0f} ms after pause(), on again {1000 * (spans[1][0] - resumed):.0f} ms "
+          f"after resume(), {total:.3f} s heard of 2 s")
+    if check(done is not None, "pause: playback_finished after resume()"):
+        check(not done[1].interrupted and abs(done[1].playback_position - 2.0) <= 0.01,
+              f"pause: not interrupted, position {done[1].playback_position:.3f} s of 2 s")
+
+
+async def check_restart(monitor, folder):
+    global SERVER
+    output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
+    finished = Finished(output)
+    session = await started_session(output)
+    try:
+        start = time.monotonic()
+        handle = session.say("a long tone", audio=tone_frames(3.0, 740))
+        if not await into_tone(monitor, start, 740, 0.5, "restart"):
+            return
+        killed = time.monotonic()
+        SERVER.process.kill()
+        SERVER.process.wait()
+        done = await wait_until(lambda: finished.after(killed), 3)
+        check(done is not None and done[1].interrupted and done[0] - killed <= 2.0,
+              f"restart: playback_finished interrupted "
+              f"{1000 * (done[0] - killed) if done else float('nan'):.0f} ms after the server was killed")
+        try:
+            await asyncio.wait_for(handle.wait_for_playout(), 2)
+            ended = "done"
+        except asyncio.TimeoutError:
+            ended = "still waiting"
+        check(ended == "done", f"restart: the speech handle is {ended} (interrupted {handle.interrupted})")
+        restarted = e2e.Server(ARGS.binary, ARGS.device, port=SERVER.port)
+        SERVER.stop()
+        SERVER = restarted
+        if not check(await asyncio.get_running_loop().run_in_executor(None, SERVER.start, True),
+                     "restart: the server starts again on its port"):
+            return
+        ready = time.monotonic()
+        back = await wait_until(lambda: output.connected and monitor.live(), 8)
+        check(back and time.monotonic() - ready <= 5.0,
+              f"restart: the output is back {time.monotonic() - ready:.2f} s after the server")
+        start = time.monotonic()
+        handle = session.say("after the restart", audio=tone_frames(1.0, 880))
+        await asyncio.wait_for(handle.wait_for_playout(), 5)
+        await asyncio.sleep(0.2)
+        spans, _, _, _ = tone_spans(monitor, start, 880)
+        check(len(spans) == 1 and abs(spans[0][1] - spans[0][0] - 1.0) <= 0.04 and not handle.interrupted,
+              f"restart: the next reply is heard whole ({', '.join(f'{b - a:.2f} s' for a, b in spans)})")
+    finally:
+        await session.aclose()
+        await output.aclose()
+
+
+async def check_no_server():
+    output = AudioOutput(f"http://127.0.0.1:{e2e.free_port()}", sample_rate=LK_RATE, stream=STREAM)
+    finished = Finished(output)
+    try:
+        for frame in frames_of(523, 0.2):
+            await output.capture_frame(frame)
+        output.flush()
+        done = await wait_until(lambda: finished.events, 2)
+        check(done and done[0][1].interrupted and done[0][1].playback_position == 0,
+              f"no server: the segment finishes interrupted ({done[0][1] if done else 'no playback_finished'})")
+        try:
+            await asyncio.wait_for(output.wait_for_playout(), 1)
+            waited = "returns"
+        except asyncio.TimeoutError:
+            waited = "hangs"
+        check(waited == "returns", f"no server: wait_for_playout() {waited}")
+    finally:
+        await output.aclose()
+
+
+async def check_attach():
+    source = AudioInput(SERVER.base)
+    frames = []
+
+    async def read():
+        async for frame in source:
+            frames.append(frame)
+
+    def subscribers():
+        return SERVER.get("/v1/status")["capture"]["subscribers"]
+
+    reader = asyncio.create_task(read())
+    try:
+        await wait_until(lambda: frames, 5)
+        attached = subscribers()
+        source.on_detached()
+        closed = await wait_until(lambda: subscribers() == attached - 1, 3)
+        count = len(frames)
+        await asyncio.sleep(0.3)
+        check(closed and len(frames) == count,
+              f"attach: detached, the capture is closed ({subscribers()} capture clients, {attached} attached) "
+              f"and {len(frames) - count} frames came in 0.3 s")
+        source.on_attached()
+        flowing = await wait_until(lambda: len(frames) >= count + 10, 3)
+        check(flowing and subscribers() == attached,
+              f"attach: attached again, frames flow ({len(frames) - count} since) on {subscribers()} capture clients")
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await source.aclose()
+
+
+async def check_output(monitor, output, finished, started):
     status = SERVER.get("/v1/status")["playback"]
     start = time.monotonic()
     for frame in frames_of(523, 1.0):
@@ -137,6 +289,12 @@ async def check_output(monitor, output, finished):
           f"output: heard at its pitch, whole and without a gap ({b - a:.2f} s at {pitch:.1f} Hz, longest gap "
           f"{gap:.1f} ms, level {level:+.1f} dB, {after['underruns'] - status['underruns']} underruns)")
     check(written - start < 0.5, f"output: the frames were taken faster than real time ({written - start:.2f} s for 1 s)")
+    begun = next((ev.created_at for at, ev in started.events if at >= start), None)
+    if check(begun is not None, "started: playback_started after the first frame"):
+        # created_at is wall-clock time; the monitor's spans are monotonic.
+        heard_at = begun - (time.time() - time.monotonic())
+        check(abs(heard_at - a) <= 0.06,
+              f"started: playback_started dates the first heard frame {1000 * (heard_at - a):+.0f} ms from the monitor")
     if check(done is not None, "output: playback_finished after flush()"):
         at, ev = done
         check(not ev.interrupted and abs(ev.playback_position - 1.0) <= 0.01,
@@ -151,10 +309,8 @@ async def check_clear(monitor, output, finished, frequency, flush_first):
         await output.capture_frame(frame)
     if flush_first:
         output.flush()
-    heard = await wait_until(lambda: tone_spans(monitor, start, frequency)[0], 3)
-    if not check(heard, f"{name}: the tone is heard"):
+    if not await into_tone(monitor, start, frequency, 0.8, name):
         return
-    await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
     cleared = time.monotonic()
     output.clear_buffer()
     if not flush_first:
@@ -170,17 +326,25 @@ async def check_clear(monitor, output, finished, frequency, flush_first):
               f"{name}: position {position:.3f} s, the monitor heard {span:.3f} s ({1000 * (position - span):+.0f} ms)")
 
 
-async def check_session(monitor, output, finished):
-    session = AgentSession(turn_handling={"interruption": {"resume_false_interruption": False}})
+async def tone_frames(seconds, frequency):
+    """A tone as a TTS stream of frames, for `session.say(audio=...)`."""
+    for frame in frames_of(frequency, seconds):
+        yield frame
+
+
+async def started_session(output, **options):
+    """An AgentSession (no model or cloud service) speaking through `output`."""
+    session = AgentSession(**options)
     session.output.audio = output
     await session.start(Agent(instructions="Say what you are given."))
-    try:
-        async def tone(seconds, frequency):
-            for frame in frames_of(frequency, seconds):
-                yield frame
+    return session
 
+
+async def check_session(monitor, output, finished):
+    session = await started_session(output, turn_handling={"interruption": {"resume_false_interruption": False}})
+    try:
         start = time.monotonic()
-        handle = session.say("a tone", audio=tone(1.0, 587))
+        handle = session.say("a tone", audio=tone_frames(1.0, 587))
         await asyncio.wait_for(handle.wait_for_playout(), 5)
         ended = time.monotonic()
         spans, _, _, _ = tone_spans(monitor, start, 587)
@@ -188,11 +352,9 @@ async def check_session(monitor, output, finished):
               f"session: say() is heard whole and ends when heard "
               f"({', '.join(f'{b - a:.2f} s' for a, b in spans)}, done {1000 * (ended - spans[-1][1]) if spans else 0:+.0f} ms after)")
         start = time.monotonic()
-        handle = session.say("a long tone", audio=tone(3.0, 698))
-        heard = await wait_until(lambda: tone_spans(monitor, start, 698)[0], 3)
-        if not check(heard, "session: the second say() is heard"):
+        handle = session.say("a long tone", audio=tone_frames(3.0, 698))
+        if not await into_tone(monitor, start, 698, 0.8, "session: the second say()"):
             return
-        await asyncio.sleep(max(0.0, heard[0][0] + 0.8 - time.monotonic()))
         interrupted = time.monotonic()
         session.interrupt()
         done = await wait_until(lambda: finished.after(interrupted), 3)
@@ -228,9 +390,12 @@ async def run(folder):
     existing = asyncio.all_tasks()
     before = SERVER.get("/v1/status")
     await retried(check_input, folder)
+    await retried(check_attach)
+    await check_no_server()
     output = AudioOutput(SERVER.base, sample_rate=LK_RATE, stream=STREAM)
     finished = Finished(output)
-    await retried(check_output, monitor, output, finished)
+    await retried(check_output, monitor, output, finished, Started(output))
+    await retried(check_pause, monitor, output, finished)
     await retried(check_clear, monitor, output, finished, 659, True)
     await retried(check_clear, monitor, output, finished, 784, False)
     await output.aclose()
@@ -256,18 +421,21 @@ async def run(folder):
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
     await retried(check_voice_example, SERVER, monitor, folder, e2e.ROOT / "examples/livekit_echo.py")
+    await check_restart(monitor, folder)
     await monitor.stop()
 
 
 SERVER = None
+ARGS = None
 
 
 def main():
-    global SERVER
+    global SERVER, ARGS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     e2e.add_binary_argument(parser)
     parser.add_argument("--device", default=os.environ.get("AUDIOGATE_TEST_DEVICE", "pulse"))
     args = parser.parse_args()
+    ARGS = args
     logging.basicConfig(level=logging.WARNING)
     started = time.monotonic()
     SERVER = e2e.Server(args.binary, args.device)

@@ -64,6 +64,10 @@ extension PlaybackFrameHandler {
             session = nil
             target.ingest.stream.clear()
             target.ingest.reset()
+        case .pause:
+            target.ingest.stream.setPaused(true)
+        case .resume:
+            target.ingest.stream.setPaused(false)
         }
     }
 

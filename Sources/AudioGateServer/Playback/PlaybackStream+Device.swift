@@ -45,6 +45,8 @@ extension PlaybackStream {
         _ state: inout State, into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat,
         startFrame: UInt64
     ) -> RenderResult {
+        // Held: the timeline stays as it is, so playing on continues the same run without a gap counted.
+        guard !state.paused else { return RenderResult(filled: 0) }
         if !state.queue.matches(format) {
             // Audio resampled for another hardware format would play at the wrong pitch; the
             // next write rebuilds the queue for the new format.

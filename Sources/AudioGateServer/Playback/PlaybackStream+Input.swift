@@ -92,6 +92,14 @@ extension PlaybackStream {
         return result
     }
 
+    /// Holds the stream where it is (`paused`) or plays it on; its queue, marks and position are kept.
+    func setPaused(_ paused: Bool) {
+        state.withLock { $0.paused = paused }
+    }
+
+    /// Whether a client's `pause` holds the stream.
+    var isPaused: Bool { state.withLock { $0.paused } }
+
     // MARK: - Waiting for room
 
     /// Registers `wake` for when the queue falls to its low watermark; nil when it has room now.

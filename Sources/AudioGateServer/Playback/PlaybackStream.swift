@@ -41,6 +41,8 @@ public final class PlaybackStream: Sendable {
         /// The stream's own gain (a network player's volume), ramped at each change.
         var targetGain: Float = 1
         var gain: Float = 1
+        /// A client's `pause`: the queued policy renders nothing and keeps its queue.
+        var paused = false
     }
 
     init(
@@ -106,6 +108,8 @@ public final class PlaybackStream: Sendable {
         state.withLock { state in
             state.listeners.removeAll { $0 === listener }
             state.timeline.forgetMarks(of: listener.id)
+            // Nobody is left to resume it: what it queued plays out.
+            if state.listeners.isEmpty { state.paused = false }
         }
         listener.finish()
     }

@@ -173,12 +173,13 @@ enum ProtocolFuzzSeeds {
 
     // MARK: - Playback WebSocket
 
-    /// Text messages a playback client sends: audio of a real tone, marks, clear.
+    /// Text messages a playback client sends: audio of a real tone, marks, clear, pause and resume.
     static func playbackMessages() throws -> [[UInt8]] {
         let pcm = try tone(rate: 16000, channels: 1, seconds: 0.02, ["-f", "s16le", "-c:a", "pcm_s16le"], fileExtension: "raw")
         return [
             #"{"type":"audio","data":"\#(Base64.encode(pcm))"}"#, #"{"type":"mark","name":"turn-1 ☃"}"#, #"{"type":"clear"}"#,
             #"{"type":"mark","name":"\ud83d\ude00","extra":[1,2,{"a":null}]}"#, #"{"type":"audio","data":"AAEC/w=="}"#,
+            #"{"type":"pause"}"#, #"{"type":"resume"}"#,
         ].map { Array($0.utf8) }
     }
 }

@@ -131,6 +131,24 @@ struct PlaybackFrameHandlerTests {
         #expect(try fixture.forwarded().isEmpty)
     }
 
+    @Test("pause holds the stream (nothing plays, its queue and marks kept) until resume plays it on")
+    func pauseAndResume() throws {
+        let fixture = try Fixture()
+        fixture.attach()
+        try fixture.channel.writeInbound(Self.audio(milliseconds: 100))
+        try fixture.channel.writeInbound(Self.text(#"{"type":"mark","name":"end"}"#))
+        try fixture.channel.writeInbound(Self.text(#"{"type":"pause"}"#))
+        #expect(fixture.stream.isPaused)
+        fixture.play(milliseconds: 50)
+        #expect(fixture.holds(milliseconds: 100), "\(fixture.queued) frames queued while paused")
+        #expect(fixture.stream.pendingMarks == ["end"])
+        try fixture.channel.writeInbound(Self.text(#"{"type":"resume"}"#))
+        #expect(!fixture.stream.isPaused)
+        fixture.play(milliseconds: 50)
+        #expect(fixture.holds(milliseconds: 50), "\(fixture.queued) frames queued after resume")
+        #expect(try fixture.forwarded().isEmpty)
+    }
+
     @Test("marks past the stream's bound are dropped with one too_many_marks error per run; the socket goes on")
     func marksBounded() async throws {
         let fixture = try Fixture(maxPendingMarks: 4)

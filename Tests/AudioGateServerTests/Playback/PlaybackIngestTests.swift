@@ -73,6 +73,38 @@ struct PlaybackIngestTests {
         #expect(fixture.stream.queued.frames == 480)
     }
 
+    @Test("a paused stream renders nothing and keeps its queue and marks; resumed, it plays on from where it was held")
+    func pauseKeepsTheQueue() async throws {
+        let fixture = try Fixture()
+        let ingest = fixture.ingest()
+        let ramp = (0..<4800).map { Int16($0) }
+        #expect(try await ingest.write(Self.pcm(ramp)))
+        let first = fixture.play(frames: 960)
+        fixture.stream.setPaused(true)
+        #expect(fixture.stream.isPaused)
+        #expect(fixture.play(frames: 960).isEmpty)
+        #expect(fixture.play(frames: 960).isEmpty)
+        #expect(fixture.stream.queued.frames == 4800 - first.count)
+        fixture.stream.setPaused(false)
+        let rest = fixture.play(frames: 4800)
+        // Continuous: the sample after the last one played before the pause, and nothing lost.
+        let played = first + rest
+        #expect(played.count == 4800)
+        let expected = ramp.map { Float($0) / 32768 }
+        #expect(zip(played, expected).allSatisfy { abs($0 - $1) < 1e-6 })
+        #expect(fixture.stream.underruns == 0)
+    }
+
+    @Test("a pause ends with the stream's last listener: what it queued plays out")
+    func pauseEndsWithLastListener() throws {
+        let fixture = try Fixture()
+        let listener = PlaybackListener()
+        fixture.stream.addListener(listener)
+        fixture.stream.setPaused(true)
+        fixture.stream.removeListener(listener)
+        #expect(!fixture.stream.isPaused)
+    }
+
     @Test("a task waiting for room is woken by the pull that reaches the low watermark, not before")
     func taskWokenByPull() async throws {
         let fixture = try Fixture(queueSeconds: 1)

@@ -7,6 +7,7 @@
         async for item in cap:
             if isinstance(item, audiogate.AudioChunk): ...
 """
+from ._version import __version__
 from .capture import (
     AudioChunk,
     Capture,
@@ -19,20 +20,32 @@ from .capture import (
     VadEvent,
 )
 from .client import Client
-from .errors import AudiogateError
+from .connection import ConnectionLost, Reconnected, ReconnectPolicy
+from .errors import (
+    AudiogateConnectionError,
+    AudiogateError,
+    AudiogateHTTPError,
+    AudiogateTimeoutError,
+    ConnectionLostError,
+    ProtocolError,
+    UnreachableError,
+)
 from .playback import Cleared, Drained, Mark, Playback, PlaybackError, PlaybackEvent
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AudioChunk",
+    "AudiogateConnectionError",
     "AudiogateError",
+    "AudiogateHTTPError",
+    "AudiogateTimeoutError",
     "Capture",
     "CaptureEvent",
     "CaptureItem",
     "CaptureStart",
     "Cleared",
     "Client",
+    "ConnectionLost",
+    "ConnectionLostError",
     "DeviceEvent",
     "Drained",
     "LevelEvent",
@@ -41,5 +54,10 @@ __all__ = [
     "Playback",
     "PlaybackError",
     "PlaybackEvent",
+    "ProtocolError",
+    "ReconnectPolicy",
+    "Reconnected",
+    "UnreachableError",
     "VadEvent",
+    "__version__",
 ]

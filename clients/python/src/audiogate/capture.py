@@ -1,16 +1,22 @@
 """Live microphone audio over `WS /v1/capture`: audio chunks and typed events."""
 from __future__ import annotations
 
+import asyncio
 import base64
+import collections
+import contextlib
 import json
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, AsyncIterator, Literal, Union
+from typing import Any, Literal
 
 import websockets
 
-from ._transport import Connection, Endpoint, closed_error
-from .errors import AudiogateError
+from ._transport import Connection, Endpoint, closed_error, heartbeat
+from .connection import ConnectionLost, Reconnected, ReconnectPolicy
+from .errors import AudiogateError, ConnectionLostError, ProtocolError, retryable
 
 _BYTES_PER_SAMPLE = {"s16le": 2, "f32le": 4, "mulaw": 1, "alaw": 1}
 
@@ -28,7 +34,11 @@ class CaptureStart:
 
 @dataclass(frozen=True)
 class AudioChunk:
-    """`chunk_ms` of interleaved little-endian audio; `seq` counts chunks from 0 with no gaps."""
+    """`chunk_ms` of interleaved little-endian audio; `seq` counts chunks from 0.
+
+    `seq` has no gaps while the connection holds; across a reconnect it jumps by the chunks lost,
+    so it stays a count of `chunk_ms` periods since the capture opened.
+    """
 
     data: bytes
     seq: int
@@ -81,46 +91,88 @@ class DeviceEvent:
     state: Literal["lost", "restored"]
 
 
-CaptureEvent = Union[VadEvent, LevelEvent, OverrunEvent, DeviceEvent]
-CaptureItem = Union[AudioChunk, VadEvent, LevelEvent, OverrunEvent, DeviceEvent]
+CaptureEvent = VadEvent | LevelEvent | OverrunEvent | DeviceEvent | ConnectionLost | Reconnected
+CaptureItem = AudioChunk | CaptureEvent
 
 
 class Capture:
-    """Live capture: `async with client.capture() as cap: async for item in cap` yields chunks and events in order."""
+    """Live capture: `async with client.capture() as cap: async for item in cap` yields chunks and events in order.
 
-    def __init__(self, endpoint: Endpoint, params: dict[str, Any]) -> None:
+    A connection that ends other than by `close()` (the server restarted, a ping went unanswered)
+    yields `ConnectionLost`, is reopened with the client's `ReconnectPolicy`, and yields
+    `Reconnected` with the audio lost in between before the first new chunk. A server shutting
+    down (close 1001) with reconnecting off, or a normal close, ends the iteration.
+    """
+
+    def __init__(self, endpoint: Endpoint, params: dict[str, Any], policy: ReconnectPolicy | None = None) -> None:
         self._endpoint = endpoint
         # JSON audio messages carry seq and the capture time; binary frames carry neither.
         self._params = {"encoding": "json", **params}
+        self._policy = policy or ReconnectPolicy(max_attempts=0)
         self._socket: Connection | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._closed = False
+        # Server seq + offset = our seq; the offset grows by the chunks a reconnect lost.
         self._seq = 0
+        self._seq_offset = 0
+        self._last_end_ms: float | None = None
+        self._last_arrival: float | None = None
+        self._lost: ConnectionLostError | None = None
+        self._lost_at = 0.0
+        self._attempts = 0
+        self._resumed = False
+        self._pending: collections.deque[CaptureItem] = collections.deque()
         self.start: CaptureStart | None = None
         """The `start` message, set once the capture is open."""
 
     async def open(self) -> Capture:
-        """Connects and reads the `start` message (also done by `async with`)."""
-        if self._socket is not None:
-            return self
+        """Connects and reads the `start` message (also done by `async with`); the first connection is not retried."""
+        if self._socket is None and not self._closed:
+            await self._connect()
+        return self
+
+    async def _connect(self) -> None:
         # Chunks of up to 200 ms of 48 kHz stereo float, base64: well under 1 MiB.
-        self._socket = await self._endpoint.connect("/v1/capture", self._params, max_size=2**21)
-        first = await self._receive()
+        socket = await self._endpoint.connect("/v1/capture", self._params, max_size=2**21)
+        try:
+            first = await self._read(socket)
+        except BaseException:
+            await socket.close()
+            raise
         if first is None or first.get("type") != "start":
-            await self.close()
-            raise AudiogateError("protocol_error", f"expected a start message, got {first!r}")
-        self.start = CaptureStart(
+            await socket.close()
+            raise ProtocolError("protocol_error", f"expected a start message, got {first!r}")
+        start = CaptureStart(
             rate=int(first["rate"]),
             channels=int(first["channels"]),
             format=str(first["format"]),
             chunk_ms=int(first["chunk_ms"]),
             processing={str(k): bool(v) for k, v in (first.get("processing") or {}).items()},
         )
-        return self
+        if self.start is not None and start != self.start:
+            await socket.close()
+            raise ProtocolError("protocol_error", f"the capture came back as {start}, not {self.start}")
+        self.start = start
+        self._socket = socket
+        policy = self._policy
+        self._heartbeat = asyncio.ensure_future(
+            heartbeat(socket, policy.ping_interval, policy.ping_timeout, lambda: True)
+        )
 
     async def close(self) -> None:
-        """Closes the socket (normal closure)."""
+        """Closes the socket (normal closure); iterating ends."""
+        self._closed = True
+        await self._drop()
+
+    async def _drop(self) -> None:
+        if self._heartbeat is not None:
+            beat, self._heartbeat = self._heartbeat, None
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
         if self._socket is not None:
             socket, self._socket = self._socket, None
-            await socket.close()
+            with contextlib.suppress(Exception):
+                await socket.close()
 
     async def __aenter__(self) -> Capture:
         return await self.open()
@@ -135,8 +187,27 @@ class Capture:
 
     async def __anext__(self) -> CaptureItem:
         while True:
-            message = await self._receive()
+            if self._pending:
+                return self._pending.popleft()
+            if self._closed:
+                raise StopAsyncIteration
+            if self._lost is not None:
+                await self._reconnect()
+            try:
+                message = await self._receive()
+            except ConnectionLostError as error:
+                if self._closed:
+                    raise StopAsyncIteration from None
+                await self._drop()
+                final = self._policy.max_attempts == 0
+                if final and error.close_code == 1001:
+                    raise StopAsyncIteration from None  # the server shut down: the stream's end
+                if final:
+                    raise
+                self._lost, self._lost_at, self._attempts = error, time.monotonic(), 0
+                return ConnectionLost(error)
             if message is None:
+                await self._drop()
                 raise StopAsyncIteration
             item = self._item(message)
             if item is not None:
@@ -148,27 +219,51 @@ class Capture:
             if isinstance(item, AudioChunk):
                 yield item
 
-    async def _receive(self) -> dict[str, Any] | None:
-        """The next message as a dict (binary frames as `{"type": "binary"}`), None at a normal end.
+    async def _reconnect(self) -> None:
+        """Reopens the capture with the policy's back-off; raises what ended it if it cannot heal or gives up."""
+        lost = self._lost
+        assert lost is not None
+        last: AudiogateError = lost
+        for delay in self._policy.delays():
+            await asyncio.sleep(delay)
+            if self._closed:
+                raise StopAsyncIteration
+            self._attempts += 1
+            try:
+                await self._connect()
+            except AudiogateError as error:
+                if not retryable(error):
+                    self._lost = None
+                    raise
+                last = error
+                continue
+            self._lost = None
+            self._resumed = True
+            return
+        self._lost = None
+        raise last
 
-        A normal close (1000) and the server shutting down (1001) end the iteration: both are the
-        end of the stream, not a failure of this client.
-        """
+    async def _receive(self) -> dict[str, Any] | None:
+        """The next message as a dict (binary frames as `{"type": "binary"}`), None at a normal end."""
         if self._socket is None:
             raise AudiogateError("not_open", "the capture is not open")
+        return await self._read(self._socket)
+
+    @staticmethod
+    async def _read(socket: Connection) -> dict[str, Any] | None:
         try:
-            raw = await self._socket.recv()
-        except websockets.exceptions.ConnectionClosedOK:
+            raw = await socket.recv()
+        except websockets.exceptions.ConnectionClosedOK as error:
+            if error.rcvd is not None and error.rcvd.code == 1001:
+                raise closed_error(error) from None
             return None
         except websockets.exceptions.ConnectionClosed as error:
-            if error.rcvd is not None and error.rcvd.code == 1001:
-                return None
             raise closed_error(error) from None
         if isinstance(raw, bytes):
             return {"type": "binary", "bytes": raw}
         message = json.loads(raw)
         if not isinstance(message, dict):
-            raise AudiogateError("protocol_error", f"unexpected message {raw[:200]!r}")
+            raise ProtocolError("protocol_error", f"unexpected message {raw[:200]!r}")
         return message
 
     def _item(self, message: dict[str, Any]) -> CaptureItem | None:
@@ -176,13 +271,32 @@ class Capture:
         start = self.start
         assert start is not None
         if kind == "audio" or kind == "binary":
+            now = time.monotonic()
             if kind == "audio":
                 data = base64.b64decode(message["data"])
-                seq, timestamp = int(message["seq"]), float(message["timestamp_ms"])
+                server_seq, timestamp = int(message["seq"]), float(message["timestamp_ms"])
             else:
-                data, seq, timestamp = message["bytes"], self._seq, None
+                data, server_seq, timestamp = message["bytes"], None, None
+            chunk_ms = float(start.chunk_ms)
+            missing = 0
+            if self._resumed:
+                self._resumed = False
+                lost_ms = self._gap(timestamp, now, chunk_ms)
+                missing = max(0, round(lost_ms / chunk_ms)) if lost_ms is not None else 0
+                if server_seq is not None:
+                    # The new connection counts from 0 again: carry on from ours, past what was lost.
+                    self._seq_offset = self._seq + missing - server_seq
+                self._pending.append(Reconnected(lost_ms, 1000 * (now - self._lost_at), self._attempts))
+            seq = server_seq + self._seq_offset if server_seq is not None else self._seq + missing
             self._seq = seq + 1
-            return AudioChunk(data, seq, timestamp, start.rate, start.channels, start.format)
+            chunk = AudioChunk(data, seq, timestamp, start.rate, start.channels, start.format)
+            if timestamp is not None:
+                self._last_end_ms = timestamp + chunk.duration_ms
+            self._last_arrival = now
+            if self._pending:
+                self._pending.append(chunk)
+                return self._pending.popleft()
+            return chunk
         if kind == "vad":
             return VadEvent(message["state"], float(message["timestamp_ms"]))
         if kind == "level":
@@ -192,5 +306,14 @@ class Capture:
         if kind == "device":
             return DeviceEvent(message["state"])
         if kind == "error":
-            raise AudiogateError(str(message.get("code", "error")), str(message.get("message", "")))
+            raise ProtocolError(str(message.get("code", "error")), str(message.get("message", "")))
         return None  # a message type newer than this client
+
+    def _gap(self, timestamp: float | None, now: float, chunk_ms: float) -> float | None:
+        """Audio lost between the last chunk before the reconnect and the first after it."""
+        if timestamp is not None and self._last_end_ms is not None:
+            # Both on CLOCK_MONOTONIC: a restarted server on the same machine keeps the clock.
+            return max(0.0, timestamp - self._last_end_ms)
+        if self._last_arrival is not None:
+            return max(0.0, 1000 * (now - self._last_arrival) - chunk_ms)
+        return None

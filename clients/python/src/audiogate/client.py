@@ -3,18 +3,38 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Any, Callable, Dict, List, cast
+from collections.abc import Callable
+from typing import Any, cast
 
-from ._transport import Endpoint
+from ._transport import UNSET, Endpoint, _Unset
 from .capture import Capture
+from .connection import ReconnectPolicy, policy_of
 from .playback import Cleared, Playback, PlaybackEvent
 
 
 class Client:
-    """An audiogate server at `url` (http://, https://, ws:// or wss://), with its `--token` if it has one."""
+    """An audiogate server at `url` (http://, https://, ws:// or wss://), with its `--token` if it has one.
 
-    def __init__(self, url: str = "http://127.0.0.1:8750", token: str | None = None) -> None:
-        self._endpoint = Endpoint(url, token)
+    `reconnect`: how captures and playbacks reopen a lost connection (a `ReconnectPolicy`; True for
+    the default one, False for none). `timeout`: seconds an HTTP call or a WebSocket handshake may
+    take (None: no limit); calls with `wait=True` have no limit unless given one.
+    """
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8750",
+        token: str | None = None,
+        *,
+        reconnect: ReconnectPolicy | bool = True,
+        timeout: float | None = 10.0,
+    ) -> None:
+        self._endpoint = Endpoint(url, token, timeout)
+        self._policy = policy_of(reconnect, ReconnectPolicy())
+
+    @property
+    def reconnect(self) -> ReconnectPolicy:
+        """The reconnect policy of this client's captures and playbacks."""
+        return self._policy
 
     # ---- WebSockets
 
@@ -24,10 +44,13 @@ class Client:
         channels: int = 1,
         format: str = "s16le",
         chunk_ms: int = 20,
+        *,
+        reconnect: ReconnectPolicy | bool | None = None,
         **params: Any,
     ) -> Capture:
         """Live microphone audio; other `WS /v1/capture` parameters (aec, ns, agc, vad, levels) as keywords."""
-        return Capture(self._endpoint, dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms, **params))
+        query = dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms, **params)
+        return Capture(self._endpoint, query, policy_of(reconnect, self._policy))
 
     def playback(
         self,
@@ -36,22 +59,29 @@ class Client:
         format: str = "s16le",
         stream: str = "default",
         on_event: Callable[[PlaybackEvent], object] | None = None,
+        *,
+        reconnect: ReconnectPolicy | bool | None = None,
         **params: Any,
     ) -> Playback:
-        """A playback stream; `on_event` is called with every Mark, Cleared, Drained and PlaybackError."""
+        """A playback stream; `on_event` gets Mark, Cleared, Drained, PlaybackError, ConnectionLost, Reconnected."""
         query = dict(rate=rate, channels=channels, format=format, stream=stream, **params)
-        return Playback(self._endpoint, query, on_event)
+        return Playback(self._endpoint, query, on_event, policy_of(reconnect, self._policy))
 
     # ---- HTTP
 
     async def _json(
-        self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        timeout: float | _Unset | None = UNSET,
     ) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
         _, answer = await self._endpoint.request(
-            method, path, query, data, "application/json" if data is not None else None
+            method, path, query, data, "application/json" if data is not None else None, timeout
         )
-        return cast(Dict[str, Any], json.loads(answer)) if answer else {}
+        return cast(dict[str, Any], json.loads(answer)) if answer else {}
 
     async def info(self) -> dict[str, Any]:
         """`GET /v1/info`: version, devices and their hardware formats, limits."""
@@ -63,11 +93,11 @@ class Client:
 
     async def devices(self) -> list[dict[str, Any]]:
         """`GET /v1/devices`: the ALSA PCMs."""
-        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/devices"))["devices"])
+        return cast(list[dict[str, Any]], (await self._json("GET", "/v1/devices"))["devices"])
 
     async def voices(self) -> list[dict[str, Any]]:
         """`GET /v1/voices`: the system voices `say` can use."""
-        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/voices"))["voices"])
+        return cast(list[dict[str, Any]], (await self._json("GET", "/v1/voices"))["voices"])
 
     async def say(
         self,
@@ -76,11 +106,12 @@ class Client:
         rate: float | None = None,
         stream: str | None = None,
         wait: bool = False,
+        timeout: float | _Unset | None = UNSET,
     ) -> dict[str, Any]:
         """Speaks `text` with the system voice; with `wait` returns once it was heard."""
         fields = dict(text=text, voice=voice, rate=rate, stream=stream)
         body = {key: value for key, value in fields.items() if value is not None}
-        return await self._json("POST", "/v1/say", {"wait": wait or None}, body)
+        return await self._json("POST", "/v1/say", {"wait": wait or None}, body, _limit(timeout, wait))
 
     async def play(
         self,
@@ -88,12 +119,15 @@ class Client:
         content_type: str | None = None,
         stream: str | None = None,
         wait: bool = False,
+        timeout: float | _Unset | None = UNSET,
         **params: Any,
     ) -> dict[str, Any]:
         """`POST /v1/playback`: a WAV or compressed file, or raw PCM described by rate/channels/format."""
         query = dict(stream=stream, wait=wait or None, **params)
-        _, answer = await self._endpoint.request("POST", "/v1/playback", query, audio, content_type)
-        return cast(Dict[str, Any], json.loads(answer))
+        _, answer = await self._endpoint.request(
+            "POST", "/v1/playback", query, audio, content_type, _limit(timeout, wait)
+        )
+        return cast(dict[str, Any], json.loads(answer))
 
     async def flush(self, stream: str | None = None) -> Cleared:
         """`DELETE /v1/playback`: flushes one stream or all of them (barge-in)."""
@@ -112,7 +146,8 @@ class Client:
     # ---- recordings
 
     async def start_recording(self, **fields: Any) -> dict[str, Any]:
-        """`POST /v1/recordings` (rate, channels, format, segment_seconds, max_seconds, name, aec, ns, agc, codec, bitrate)."""
+        """`POST /v1/recordings` (rate, channels, format, segment_seconds, max_seconds, name, aec, ns, agc, codec,
+        bitrate)."""
         return await self._json("POST", "/v1/recordings", body=fields)
 
     async def stop_recording(self, recording_id: str) -> dict[str, Any]:
@@ -121,7 +156,7 @@ class Client:
 
     async def recordings(self) -> list[dict[str, Any]]:
         """Every recording, oldest first (without segment lists)."""
-        return cast(List[Dict[str, Any]], (await self._json("GET", "/v1/recordings"))["recordings"])
+        return cast(list[dict[str, Any]], (await self._json("GET", "/v1/recordings"))["recordings"])
 
     async def recording(self, recording_id: str) -> dict[str, Any]:
         """One recording with its segments and gaps."""
@@ -139,13 +174,19 @@ class Client:
     async def download_recording(self, recording_id: str, directory: str | pathlib.Path) -> list[pathlib.Path]:
         """Saves every segment into `directory` as `<id>-<n>.wav`; returns the files in order."""
         folder = pathlib.Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
+        # A folder and a few WAV files on a local disk: brief, and the caller's own to place.
+        folder.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240
         files = []
         for segment in (await self.recording(recording_id)).get("segments", []):
             path = folder / f"{recording_id}-{int(segment['index']):05d}.wav"
             path.write_bytes(await self.download_segment(recording_id, int(segment["index"])))
             files.append(path)
         return files
+
+
+def _limit(timeout: float | _Unset | None, wait: bool) -> float | _Unset | None:
+    """A call that waits until its audio was heard takes as long as the audio: no limit unless given."""
+    return None if wait and timeout is UNSET else timeout
 
 
 def _id(recording_id: str) -> str:
