@@ -15,7 +15,14 @@ its echo are apart; echo cancellation (on by default) keeps the echo from feedin
              answers `cleared` with audio flushed, and stops the bot speaking
   close      after EndFrame the runner returns; the server counts no capture client and no stream of
              the pipeline's, and no asyncio task of the pipeline is left
-  example    examples/pipecat_echo.py says back speech played into the room (espeak-ng) and ends on Ctrl-C
+  reply      a scripted LLM's three-sentence reply through a stub TTS (a tone per sentence), with RTVI
+             on: the worker's capabilities show audio in and out; on an InterruptionFrame half-way
+             through the second sentence the loudspeaker is silent within 100 ms, the first sentence
+             was heard whole and the third never, the assistant context holds the first sentence
+             alone, RTVI `bot-output` completed it and never showed the third
+  example    examples/pipecat_echo.py says back speech played into the room (espeak-ng) and ends on
+             Ctrl-C; so does clients/python/examples/pipecat_assistant.py (STT -> LLM -> TTS, stubbed
+             STT and LLM) with its spoken reply
 A check that fails while the hypervisor was stealing CPU (/proc/stat) runs once more.
 Environment: AUDIOGATE_BINARY (default .build/debug/audiogate), AUDIOGATE_TEST_DEVICE (pulse).
 Needs pipecat-ai and the audiogate client (scripts/requirements-pipecat.txt), pulseaudio-utils (paplay),
@@ -46,11 +53,23 @@ from pipecat.frames.frames import (  # noqa: E402
     EndFrame,
     InputAudioRawFrame,
     InterruptionFrame,
+    LLMContextFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
     OutputAudioRawFrame,
+    OutputTransportMessageUrgentFrame,
+    TTSAudioRawFrame,
+    TTSStoppedFrame,
 )
+from pipecat.observers.base_observer import BaseObserver  # noqa: E402
 from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker  # noqa: E402
+from pipecat.processors.aggregators.llm_context import LLMContext  # noqa: E402
+from pipecat.processors.aggregators.llm_response_universal import LLMAssistantAggregator  # noqa: E402
 from pipecat.processors.frame_processor import FrameProcessor  # noqa: E402
+from pipecat.services.settings import TTSSettings  # noqa: E402
+from pipecat.services.tts_service import TTSService  # noqa: E402
 from pipecat.workers.runner import WorkerRunner  # noqa: E402
 
 RATE = 16000          # the monitor's and the pipeline input's rate
@@ -72,7 +91,8 @@ def tone_windows(x, frequency, window_ms=10):
 
 class DelayEcho(FrameProcessor):
     """Replays the sound (not the silence) the microphone heard while armed, DELAY_S later, as the
-    bot's audio: the echo ends with the tone, so when the bot stops speaking can be checked."""
+    bot's audio (TTS frames, then TTSStoppedFrame): the echo ends with the tone, so when the bot
+    stops speaking can be checked."""
 
     def __init__(self):
         super().__init__()
@@ -97,9 +117,11 @@ class DelayEcho(FrameProcessor):
             while self.held and self.held[0][0] <= due:
                 _, heard = self.held.popleft()
                 self.flowing = True
-                await self.push_frame(OutputAudioRawFrame(heard.audio, heard.sample_rate, heard.num_channels))
-            if not self.held:
+                await self.push_frame(TTSAudioRawFrame(heard.audio, heard.sample_rate, heard.num_channels))
+            if not self.held and self.flowing:
+                # The echo is over: the output says the bot stopped once its last audio was heard.
                 self.flowing = False
+                await self.push_frame(TTSStoppedFrame())
             return
         if isinstance(frame, InterruptionFrame):
             self.held.clear()
@@ -126,6 +148,63 @@ class Tap(FrameProcessor):
 
     def after(self, start, name):
         return next((t for t, n in self.events if t >= start and n == name), None)
+
+
+SENTENCES = [  # the scripted reply: (text, the pitch the stub TTS speaks it at)
+    ("The first sentence is heard in full.", 500),
+    ("The second one is cut half-way through.", 700),
+    ("The third is never heard.", 900),
+]
+SENTENCE_S = 1.0
+
+
+class ScriptedLLM(FrameProcessor):
+    """Stands in for an LLM service: answers any context with the three sentences, streamed as tokens."""
+
+    async def process_frame(self, frame, direction):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, LLMContextFrame):
+            await self.push_frame(LLMFullResponseStartFrame())
+            for text, _ in SENTENCES:
+                for word in text.split(" "):
+                    await self.push_frame(LLMTextFrame(word + " "))
+            await self.push_frame(LLMFullResponseEndFrame())
+            return
+        await self.push_frame(frame, direction)
+
+
+class ToneTTS(TTSService):
+    """Stands in for a TTS service (a real one needs a voice model): each sentence is SENTENCE_S of a
+    tone of its own pitch, so the monitor tells which sentences were heard. Text frames are the
+    base class's: a TTSTextFrame per sentence, queued behind its audio."""
+
+    def __init__(self):
+        super().__init__(push_start_frame=True, push_stop_frames=True, sample_rate=OUT_RATE,
+                         settings=TTSSettings(model=None, voice=None, language=None))
+
+    async def run_tts(self, text, context_id):
+        pitch = next(p for sentence, p in SENTENCES if sentence.split()[1] in text)
+        audio = e2e.tone(pitch, SENTENCE_S, self.sample_rate).tobytes()
+        step = self.sample_rate // 10 * 2  # 100 ms pieces, as a streaming TTS sends them
+        for offset in range(0, len(audio), step):
+            yield TTSAudioRawFrame(audio[offset:offset + step], self.sample_rate, 1, context_id=context_id)
+
+
+class BotOutput(BaseObserver):
+    """The RTVI `bot-output` messages the pipeline sends: (when, text, spoken_status)."""
+
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+        self.seen = set()
+
+    async def on_push_frame(self, data):
+        frame = data.frame
+        if isinstance(frame, OutputTransportMessageUrgentFrame) and frame.id not in self.seen:
+            self.seen.add(frame.id)
+            if isinstance(frame.message, dict) and frame.message.get("type") == "bot-output":
+                data = frame.message.get("data", {})
+                self.messages.append((time.monotonic(), data.get("text", ""), data.get("spoken_status")))
 
 
 # ---- the checks
@@ -271,12 +350,108 @@ async def run(server, folder):
     for attempt in e2e.attempts():
         point = e2e.mark()
         await server_quiet(server)
+        await check_reply(server, monitor)
+        if not e2e.failures_since(point) or not attempt.retry():
+            break
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await server_quiet(server)
         await check_voice_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py")
         if not e2e.failures_since(point) or not attempt.retry():
             break
         print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
         e2e.rewind(point)
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await server_quiet(server)
+        await check_voice_example(server, monitor, folder, e2e.ROOT / "clients/python/examples/pipecat_assistant.py")
+        if not e2e.failures_since(point) or not attempt.retry():
+            break
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
     await monitor.stop()
+
+
+async def check_reply(server, monitor):
+    """A scripted three-sentence reply through a stub TTS, interrupted half-way through the second
+    sentence: the context holds what was heard, RTVI reported it, the worker sees the transport."""
+    transport = AudiogateTransport(
+        server.base, params=AudiogateParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE, stream=STREAM)
+    )
+    context = LLMContext([{"role": "user", "content": "Tell me three things."}])
+    tap, observer = Tap(), BotOutput()
+    worker = PipelineWorker(
+        Pipeline([transport.input(), ScriptedLLM(), ToneTTS(), transport.output(), LLMAssistantAggregator(context), tap]),
+        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
+        idle_timeout_secs=None,
+        enable_rtvi=True,
+        observers=[observer],
+    )
+    capabilities = worker.capabilities
+    check(capabilities.audio_out is True and capabilities.audio_in is True,
+          f"reply: the worker's capabilities show the transport (audio_in {capabilities.audio_in}, "
+          f"audio_out {capabilities.audio_out})")
+    connected = []
+
+    @transport.event_handler("on_client_connected")
+    async def on_connected(_transport, client):
+        connected.append(client)
+
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    running = asyncio.ensure_future(runner.run())
+    try:
+        check(await wait_until(lambda: connected, 10), "reply: on_client_connected once capture and playback are open")
+        underruns = server.get("/v1/status")["playback"]["underruns"]
+        start = time.monotonic()
+        await worker.queue_frame(LLMContextFrame(context))
+        started = await wait_until(lambda: tap.after(start, "BotStartedSpeakingFrame"), 5)
+        if not check(started is not None, "reply: the bot began the reply"):
+            return
+        # The first sentence is heard about the card's delay after the bot started.
+        await asyncio.sleep(max(0.0, started + 1.5 * SENTENCE_S - time.monotonic()))
+        underruns = server.get("/v1/status")["playback"]["underruns"] - underruns
+        interrupted = time.monotonic()
+        await worker.queue_frame(InterruptionFrame())
+        await asyncio.sleep(1.5)
+        began, x = monitor.since(start)
+        heard = {pitch: runs(e2e.tone_track(x, pitch, RATE, 10) > -30) for _, pitch in SENTENCES}
+        first, second, third = (heard[pitch] for _, pitch in SENTENCES)
+        describe = "; ".join(f"{p} Hz " + (", ".join(f"{began + a - interrupted:+.2f} to {began + b - interrupted:+.2f} s"
+                                                    for a, b in spans) or "never") for p, spans in heard.items())
+        ok = check(len(first) == 1 and abs(first[0][1] - first[0][0] - SENTENCE_S) <= 0.05 and len(second) == 1
+                   and 0.2 <= second[0][1] - second[0][0] <= SENTENCE_S - 0.2 and not third,
+                   f"reply: the first sentence was heard, the second cut, the third never ({describe}, "
+                   f"against the InterruptionFrame)")
+        if ok:
+            silence = began + second[0][1] - interrupted
+            check(silence <= 0.1, f"reply: silent {1000 * silence:.0f} ms after the InterruptionFrame")
+            gap = longest_gap_ms(x[int((first[0][0] + 0.02) * RATE):int((second[0][1] - 0.02) * RATE)])
+            check(gap < 3 and underruns == 0,
+                  f"reply: paced {1000 * AudiogateParams().audio_out_lead_secs:.0f} ms ahead of what was heard "
+                  f"without a gap (longest {gap:.1f} ms near zero, {underruns} stream underruns)")
+        messages = [m for m in context.get_messages() if m.get("role") == "assistant"]
+        said = " ".join(str(m.get("content")) for m in messages)
+        check(said.strip() == SENTENCES[0][0],
+              f"reply: the assistant context holds only the sentence heard ({said!r})")
+        # A sentence is announced ("new") as its audio starts and "completed" once it all went out.
+        sent = [(status, text) for _, text, status in observer.messages]
+        completed = [(at, text) for at, text, status in observer.messages if status == "completed"]
+        if ok and completed:
+            print(f"     the first sentence's bot-output (completed) went out {1000 * (began + first[0][1] - completed[0][0]):.0f} "
+                  f"ms before its end was heard", flush=True)
+        check([text for _, text in completed] == [SENTENCES[0][0]]
+              and not any(SENTENCES[2][0] in text for _, text in sent),
+              f"reply: RTVI bot-output completed the sentence heard and never showed the unheard one ({sent})")
+        await worker.queue_frame(EndFrame())
+        done, _ = await asyncio.wait([running], timeout=10)
+        check(running in done, "reply: the runner returns after EndFrame")
+    finally:
+        if not running.done():
+            await worker.cancel()
+            await asyncio.gather(running, return_exceptions=True)
 
 
 def _counts(server, before):
