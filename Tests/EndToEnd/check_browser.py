@@ -8,6 +8,13 @@ port, and checks in headless Chromium that this page:
     AudioWorklet;
   - plays through playback(): an array's tone with send() and an OscillatorNode's through
     connect() (an AudioWorklet), each heard whole on the card and its mark answered.
+With the checkout's clients/browser/audiogate.js (served by the page's origin: the server embeds the
+copy it was built with), it checks that:
+  - `await speaker.mark()` settles (not heard) within 100 ms of a clear, for a mark still queued in
+    the page and for one the server had;
+  - 10 s sent at once is paced: the socket's bufferedAmount and the server's queue stay bounded, and
+    it is all heard;
+  - two sockets on one stream clearing in the same instant each get their own `cleared`.
 Then it plays a tone into the card so the microphone is not silent, opens the demo page and checks that:
   - capture chunks arrive and the level meter moves with the tone (the page's data-* counters);
   - "Listen in browser" loads its AudioWorklet (from a blob: URL, under the page's CSP);
@@ -313,6 +320,154 @@ def module_checks(driver, server, page_base, work):
     check(not browser_errors(driver), "the module page logged no browser errors")
 
 
+# ---- the checkout's module (the server serves the copy it was built with): barge-in, pacing, clears
+
+CHECKOUT_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>checkout module page</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import * as audiogate from "./audiogate.js";
+window.audiogate = audiogate;
+window.SERVER = "@SERVER@";
+window.sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+window.tone = (seconds, frequency, rate, amplitude = 0.3) => {
+  const samples = new Float32Array(Math.round(seconds * rate));
+  for (let i = 0; i < samples.length; i++) samples[i] = amplitude * Math.sin(2 * Math.PI * frequency * i / rate);
+  return samples;
+};
+document.title = "module loaded";
+</script>
+"""
+
+# A mark still queued in the page and one already sent, then a clear: when each mark settled.
+BARGE_IN_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const speaker = await ag.playback({ server: window.SERVER, rate, stream: "barge" });
+  const result = {};
+  for (const [kind, seconds] of [["queued in the page", 4], ["sent to the server", 1]]) {
+    speaker.send(window.tone(seconds, 500, rate));
+    const settled = speaker.mark(kind).then((mark) => ({ mark, at: performance.now() }));
+    await window.sleep(400);
+    const clearing = performance.now();
+    const cleared = await speaker.clear();
+    const answered = performance.now();
+    const { mark, at } = await settled;
+    result[kind] = { heard: mark.heard, settleMs: at - clearing, clearMs: answered - clearing, cleared };
+    await window.sleep(200);
+  }
+  speaker.close();
+  return result;
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# 10 s sent at once: the socket's buffered amount while it goes out, and when its end was heard.
+PACED_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const speaker = await ag.playback({ server: window.SERVER, rate, stream: "paced" });
+  const start = performance.now();
+  let maxBuffered = 0, sentAt = null;
+  const watch = setInterval(() => { maxBuffered = Math.max(maxBuffered, speaker.socket.bufferedAmount); }, 20);
+  speaker.send(window.tone(10, 300, rate, 0.1)).then(() => { sentAt = performance.now() - start; });
+  maxBuffered = Math.max(maxBuffered, speaker.socket.bufferedAmount);
+  const end = await speaker.mark("end");
+  const heardAt = performance.now() - start;
+  clearInterval(watch);
+  speaker.close();
+  return { maxBuffered, sentAt, heardAt, heard: end.heard };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# Two sockets on one stream (as two pages would have) clear in the same instant.
+TWO_CLEARS_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const first = await ag.playback({ server: window.SERVER, rate, stream: "shared" });
+  const second = await ag.playback({ server: window.SERVER, rate, stream: "shared" });
+  const seen = { first: [], second: [] };
+  first.addEventListener("cleared", (event) => seen.first.push(event.detail));
+  second.addEventListener("cleared", (event) => seen.second.push(event.detail));
+  first.send(window.tone(3, 700, rate));
+  const mark = first.mark("after-tone");
+  await window.sleep(500);
+  const answers = await Promise.all([second.clear(), first.clear()]);
+  const markResult = await mark;
+  await window.sleep(300);
+  first.close();
+  second.close();
+  return { second: answers[0], first: answers[1], seen, markHeard: markResult.heard };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+def checkout_module_checks(driver, server, page_base, site):
+    """clients/browser/audiogate.js as this checkout has it, on a page of an allowed origin."""
+    shutil.copy(ROOT / "clients/browser/audiogate.js", site / "audiogate.js")
+    (site / "checkout.html").write_text(CHECKOUT_PAGE.replace("@SERVER@", server.base))
+    driver.get(page_base + "/checkout.html")
+    if not check(wait_for(lambda: driver.title == "module loaded" or None, 5) is not None,
+                 f"the checkout's audiogate.js loads ({driver.title!r})"):
+        return
+    driver.set_script_timeout(30)
+
+    server.quiet(3)
+    result = driver.execute_async_script(BARGE_IN_SCRIPT)
+    if not check(not result.get("error"), f"barge-in script: {result.get('error')}"):
+        return
+    for kind, r in result.items():
+        print(f"     mark {kind}: settled {r['settleMs']:.0f} ms after clear() (heard {r['heard']}), "
+              f"own cleared after {r['clearMs']:.0f} ms: {r['cleared']}")
+        check(r["heard"] is False and r["settleMs"] <= 100,
+              f"await speaker.mark() ({kind}) settles as not heard {r['settleMs']:.0f} ms after a clear")
+
+    server.quiet(3)
+    queued = []
+    polling = threading.Event()
+
+    def poll():
+        while not polling.is_set():
+            queued.append(server.get("/v1/status")["playback"]["queued_ms"])
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        result = driver.execute_async_script(PACED_SCRIPT)
+    finally:
+        polling.set()
+        poller.join()
+    if not check(not result.get("error"), f"paced script: {result.get('error')}"):
+        return
+    print(f"     10 s sent at once: socket buffered at most {result['maxBuffered'] / 1024:.0f} KiB, "
+          f"the server queued at most {max(queued)} ms, the last piece went out at {result['sentAt'] / 1000:.2f} s, "
+          f"its end heard at {result['heardAt'] / 1000:.2f} s")
+    # Unpaced, 10 s of 24 kHz float is 940 KiB in the socket at once and 10 s queued on the server.
+    check(result["maxBuffered"] <= 256 * 1024 and max(queued) <= 2300,
+          f"send(): 10 s sent at once is paced (at most {result['maxBuffered'] / 1024:.0f} KiB buffered in the page, "
+          f"{max(queued)} ms queued on the server)")
+    check(result["heard"] and 7.5 <= result["sentAt"] / 1000 <= 9.5 and abs(result["heardAt"] / 1000 - 10) <= 0.4,
+          f"send(): it all went out as it played and was heard whole (out by {result['sentAt'] / 1000:.2f} s, "
+          f"end heard at {result['heardAt'] / 1000:.2f} s)")
+
+    server.quiet(3)
+    result = driver.execute_async_script(TWO_CLEARS_SCRIPT)
+    if not check(not result.get("error"), f"two-clears script: {result.get('error')}"):
+        return
+    first, second, seen = result["first"], result["second"], result["seen"]
+    print(f"     two sockets clear together: first got {first}, second got {second}; "
+          f"each saw {seen['first']} / {seen['second']}")
+    order = seen["first"]
+    check(len(order) == 2 and seen["second"] == order and sorted([first["flushed_ms"], second["flushed_ms"]])
+          == sorted(c["flushed_ms"] for c in order) and first != second,
+          "two sockets on one stream each get their own cleared (one flushed the tone, the other an empty stream)")
+    check(result["markHeard"] is False, "the mark behind the flushed tone settles as not heard")
+
+
 # ---- the demo page's control panel
 
 OGG_AUDIO_START = """
@@ -462,6 +617,7 @@ def attempt(binary, port, screenshot):
 
         # 0. The browser module on a page of another origin.
         module_checks(driver, server, page_base, work)
+        checkout_module_checks(driver, server, page_base, site)
         server.quiet(3)
         ogg_audio_check(driver, server, page_base, work)
 
