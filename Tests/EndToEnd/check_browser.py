@@ -14,7 +14,11 @@ copy it was built with), it checks that:
     the page and for one the server had;
   - 10 s sent at once is paced: the socket's bufferedAmount and the server's queue stay bounded, and
     it is all heard;
-  - two sockets on one stream clearing in the same instant each get their own `cleared`.
+  - two sockets on one stream clearing in the same instant each get their own `cleared`;
+  - connect() from a 48 kHz AudioContext plays on a 24 kHz stream at the right pitch and length;
+  - a capture and a playback on a second server that restarts come back by themselves within 5 s
+    of it, report the gap (and the audio lost or not heard), and a mark the restart dropped
+    settles as not heard.
 Then it plays a tone into the card so the microphone is not silent, opens the demo page and checks that:
   - capture chunks arrive and the level meter moves with the tone (the page's data-* counters);
   - "Listen in browser" loads its AudioWorklet (from a blob: URL, under the page's CSP);
@@ -405,6 +409,117 @@ const done = arguments[arguments.length - 1];
 """
 
 
+# An OscillatorNode in a 48 kHz AudioContext streamed by connect() to a 24 kHz stream: resampled.
+RESAMPLED_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const speaker = await window.audiogate.playback({ server: window.SERVER, rate: 24000, stream: "resampled" });
+  const context = new AudioContext({ sampleRate: 48000 });
+  const oscillator = new OscillatorNode(context, { frequency: 900 });
+  const gain = new GainNode(context, { gain: 0 });
+  oscillator.connect(gain);
+  const tap = await speaker.connect(gain);
+  await context.resume();
+  const start = context.currentTime + 0.1;
+  gain.gain.setValueAtTime(0, start);
+  gain.gain.linearRampToValueAtTime(0.5, start + 0.01);
+  gain.gain.setValueAtTime(0.5, start + 0.99);
+  gain.gain.linearRampToValueAtTime(0, start + 1);
+  oscillator.start(start);
+  oscillator.stop(start + 1);
+  await new Promise((resolve) => { oscillator.onended = resolve; });
+  await window.sleep(100);
+  tap.stop();
+  const mark = await speaker.mark("resampled");
+  await context.close();
+  speaker.close();
+  return { heard: mark.heard, contextRate: context.sampleRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# A capture and a playback on a server that is about to restart; their events go to window.rc.
+RECONNECT_START = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, server = arguments[0];
+  const rc = window.rc = { capture: [], playback: [], chunks: 0, closed: [] };
+  const mic = await ag.capture({ server, rate: 16000 });
+  mic.addEventListener("audio", () => { rc.chunks += 1; });
+  mic.addEventListener("reconnect", (event) => rc.capture.push({ ...event.detail, at: performance.now() }));
+  mic.addEventListener("close", () => rc.closed.push("capture"));
+  const speaker = await ag.playback({ server, rate: 24000, stream: "restart" });
+  speaker.addEventListener("reconnect", (event) => rc.playback.push({ ...event.detail, at: performance.now() }));
+  speaker.addEventListener("close", () => rc.closed.push("playback"));
+  speaker.send(window.tone(3, 400, 24000, 0.1));
+  speaker.mark("before").then((mark) => { rc.before = mark.heard; });
+  window.rcStreams = { mic, speaker };
+  return "open";
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+RECONNECT_AFTER = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { mic, speaker } = window.rcStreams;
+  const chunks = window.rc.chunks;
+  speaker.send(window.tone(0.5, 400, 24000, 0.1));
+  const mark = await speaker.mark("after");
+  const flowing = window.rc.chunks > chunks;
+  mic.close();
+  speaker.close();
+  await window.sleep(100);
+  return { after: mark.heard, flowing, closed: window.rc.closed };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+def reconnect_check(driver, binary, page_base, work):
+    """A server restarted under a page: its capture and playback come back by themselves and say
+    what the gap cost."""
+    extra = ["--allow-origin", page_base]
+    server = e2e.Server(binary, "pulse", log_level=None, log=work / "restart-1.log", extra=extra)
+    if not check(server.start(capture=True), "reconnect: a second server comes up"):
+        return
+    try:
+        result = driver.execute_async_script(RECONNECT_START, server.base)
+        if not check(result == "open", f"reconnect: the page opens a capture and a playback ({result})"):
+            return
+        time.sleep(1.0)
+        server.stop()
+        time.sleep(1.0)
+        server = e2e.Server(binary, "pulse", port=server.port, log_level=None, log=work / "restart-2.log", extra=extra)
+        if not check(server.start(capture=True), "reconnect: the server comes back on its port"):
+            return
+        back = time.monotonic()
+        both = wait_for(lambda: (lambda rc: rc["capture"] and rc["playback"] and rc["chunks"] and rc)(
+            driver.execute_script("return window.rc;")) or None, 10)
+        waited = time.monotonic() - back
+        rc = driver.execute_script("return window.rc;")
+        print(f"     restart: capture reconnect {rc['capture']}, playback reconnect {rc['playback']}, "
+              f"seen {waited:.2f} s after the server was back; mark sent before it: heard {rc.get('before')}")
+        check(both is not None and waited <= 5,
+              f"reconnect: capture and playback are back {waited:.2f} s after the server (within 5 s)")
+        if both is None:
+            return
+        capture_gap, playback_gap = rc["capture"][0], rc["playback"][0]
+        check(capture_gap["gapMs"] >= 1000 and capture_gap["lostMs"] >= 1000 and playback_gap["gapMs"] >= 1000
+              and playback_gap["unheardMs"] > 0,
+              f"reconnect: each reports the gap (capture {capture_gap['gapMs']:.0f} ms, {capture_gap['lostMs']:.0f} ms "
+              f"of audio lost; playback {playback_gap['gapMs']:.0f} ms, {playback_gap['unheardMs']:.0f} ms not heard)")
+        check(rc.get("before") is False, "reconnect: the mark the restart dropped settles as not heard")
+        result = driver.execute_async_script(RECONNECT_AFTER)
+        check(result.get("after") is True and result.get("flowing") and result.get("closed") == ["capture", "playback"],
+              f"reconnect: afterwards audio flows both ways and close() ends the streams ({result})")
+    finally:
+        server.stop()
+        # Chromium logs each refused connection while the server was away; anything else is an error.
+        refused = f"ws://127.0.0.1:{server.port}/v1/"
+        others = [e for e in driver.get_log("browser") if refused not in e["message"]]
+        for e in others:
+            print("     browser:", e["message"])
+        check(not [e for e in others if e["level"] == "SEVERE"], "reconnect: no browser errors but the refused connections")
+
+
 def checkout_module_checks(driver, server, page_base, site):
     """clients/browser/audiogate.js as this checkout has it, on a page of an allowed origin."""
     shutil.copy(ROOT / "clients/browser/audiogate.js", site / "audiogate.js")
@@ -466,6 +581,23 @@ def checkout_module_checks(driver, server, page_base, site):
           == sorted(c["flushed_ms"] for c in order) and first != second,
           "two sockets on one stream each get their own cleared (one flushed the tone, the other an empty stream)")
     check(result["markHeard"] is False, "the mark behind the flushed tone settles as not heard")
+
+    server.quiet(3)
+    listener = e2e.Listener(server)
+    try:
+        result = driver.execute_async_script(RESAMPLED_SCRIPT)
+        time.sleep(0.3)
+    finally:
+        heard = listener.stop()
+    if not check(not result.get("error"), f"resampled script: {result.get('error')}"):
+        return
+    seconds = e2e.tone_seconds(heard, 900)
+    played = e2e.dominant(heard, 16000) if len(heard) else 0
+    print(f"     connect() from a {result['contextRate']} Hz AudioContext to a 24000 Hz stream: 900 Hz heard "
+          f"for {seconds:.2f} s, strongest {played:.0f} Hz")
+    check(result["heard"] and abs(seconds - 1.0) <= 0.1 and abs(played - 900) <= 3,
+          f"connect(): a 48 kHz AudioContext is resampled to the 24 kHz stream (1 s of 900 Hz heard as "
+          f"{seconds:.2f} s at {played:.0f} Hz)")
 
 
 # ---- the demo page's control panel
@@ -618,6 +750,7 @@ def attempt(binary, port, screenshot):
         # 0. The browser module on a page of another origin.
         module_checks(driver, server, page_base, work)
         checkout_module_checks(driver, server, page_base, site)
+        reconnect_check(driver, binary, page_base, work)
         server.quiet(3)
         ogg_audio_check(driver, server, page_base, work)
 

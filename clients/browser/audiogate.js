@@ -12,7 +12,8 @@
 //
 // Both kinds of stream reconnect on their own when the connection drops (a server restart, a
 // network change), with back-off and jitter: `reconnecting` ({attempt, delayMs}) then `reconnect`
-// ({gapMs}, and for a playback {unheardMs}: what was sent and not yet heard when it dropped).
+// ({gapMs}, and for a playback {unheardMs}: what was sent or queued and not yet heard when it
+// dropped, which is dropped: marks behind it resolve as not heard).
 // `close` comes only when the stream ends for good: close(), or any drop with `reconnect: false`.
 // The first connection is not retried: a refusal (origin, token, parameters) rejects at once.
 
@@ -563,9 +564,19 @@ export class Playback extends Reconnecting {
   }
 
   dropped() {
-    // What was sent and not heard may be lost with the server; marks and clears waiting for it
-    // will never be answered.
-    this.unheardMs = ((this.sentFrames - this.heardFrames) * 1000) / this.rate;
+    // What was sent and not heard may be lost with the server, and marks and clears waiting for
+    // it will never be answered. What was not sent yet is dropped too: after the gap it would
+    // play out of its time; the `reconnect` event says how much it all was.
+    let unsent = 0;
+    for (const item of this.outgoing.splice(0)) {
+      if (item.done) {
+        unsent += item.samples.length / this.channels;
+        item.done();
+      } else {
+        item.mark.resolve({ type: "mark", name: item.mark.name, heard: false });
+      }
+    }
+    this.unheardMs = ((this.sentFrames - this.heardFrames + unsent) * 1000) / this.rate;
     this.settle(null);
   }
 
