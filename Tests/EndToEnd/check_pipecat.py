@@ -20,6 +20,10 @@ its echo are apart; echo cancellation (on by default) keeps the echo from feedin
              through the second sentence the loudspeaker is silent within 100 ms, the first sentence
              was heard whole and the third never, the assistant context holds the first sentence
              alone, RTVI `bot-output` completed it and never showed the third
+  vad        speech played into the room gives VADUserStartedSpeakingFrame with the server's onset as
+             start_secs, dated (timestamp - start_secs) within 100 ms of where the monitor heard the
+             speech begin; a second server stopped mid-speech ends the user's turn
+             (VADUserStoppedSpeakingFrame) and calls on_client_disconnected
   example    examples/pipecat_echo.py says back speech played into the room (espeak-ng) and ends on
              Ctrl-C; so does clients/python/examples/pipecat_assistant.py (STT -> LLM -> TTS, stubbed
              STT and LLM) with its spoken reply
@@ -33,6 +37,7 @@ import asyncio
 import collections
 import os
 import pathlib
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +66,8 @@ from pipecat.frames.frames import (  # noqa: E402
     OutputTransportMessageUrgentFrame,
     TTSAudioRawFrame,
     TTSStoppedFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver  # noqa: E402
 from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
@@ -287,7 +294,7 @@ async def check_interrupt(server, monitor, echo, tap, output, worker, folder):
           f"interrupt: the bot stopped speaking ({'never' if stopped is None else f'{1000 * (stopped - interrupted):.0f} ms'} after it)")
 
 
-async def run(server, folder):
+async def run(server, folder, binary):
     client = audiogate.Client(server.base)
     monitor = SpeakerMonitor(client)
     await monitor.start()
@@ -351,6 +358,14 @@ async def run(server, folder):
         point = e2e.mark()
         await server_quiet(server)
         await check_reply(server, monitor)
+        if not e2e.failures_since(point) or not attempt.retry():
+            break
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await server_quiet(server)
+        await check_vad(binary, monitor, folder)
         if not e2e.failures_since(point) or not attempt.retry():
             break
         print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
@@ -454,6 +469,79 @@ async def check_reply(server, monitor):
             await asyncio.gather(running, return_exceptions=True)
 
 
+class VadTap(FrameProcessor):
+    """The VAD frames the input pushes, with the wall-clock time each arrived."""
+
+    def __init__(self):
+        super().__init__()
+        self.frames = []
+
+    async def process_frame(self, frame, direction):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, (VADUserStartedSpeakingFrame, VADUserStoppedSpeakingFrame)):
+            self.frames.append((time.time(), frame))
+        await self.push_frame(frame, direction)
+
+
+async def check_vad(binary, monitor, folder):
+    """VAD frames carry the server's onset and hangover and are dated by the capture time; a
+    capture that ends mid-speech (the server going away) ends the user's turn."""
+    speech = pathlib.Path(folder) / "vad-speech.wav"
+    subprocess.run(["espeak-ng", "-w", str(speech), "one two three four five six seven eight nine ten "
+                    "eleven twelve thirteen fourteen fifteen"], check=True)
+    server = e2e.Server(binary, "pulse")
+    if not check(server.start(capture=True), "vad: a second server comes up"):
+        return
+    transport = AudiogateTransport(server.base, params=AudiogateParams(audio_in_sample_rate=RATE, audio_out_enabled=False))
+    events = []
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_disconnected(_transport, _client):
+        events.append(time.time())
+
+    tap = VadTap()
+    worker = PipelineWorker(Pipeline([transport.input(), tap]), params=PipelineParams(audio_in_sample_rate=RATE),
+                            idle_timeout_secs=None, enable_rtvi=False)
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    running = asyncio.ensure_future(runner.run())
+    player = None
+    try:
+        await asyncio.sleep(1.0)
+        played = time.monotonic()
+        player = e2e.room(speech)
+        started = await wait_until(lambda: tap.frames, 5)
+        if not check(started, "vad: the speech played into the room starts the user speaking"):
+            return
+        arrived, frame = tap.frames[0]
+        # The monitor dates its samples on the monotonic clock: where the speech became loud.
+        await asyncio.sleep(0.5)
+        began, x = monitor.since(played)
+        n = RATE // 100
+        loud = next((i for i in range(0, len(x) - n, n) if e2e.dbfs(x[i:i + n]) > -40), None)
+        onset = None if loud is None else time.time() - (time.monotonic() - (began + loud / RATE))
+        said = frame.timestamp - frame.start_secs
+        check(isinstance(frame, VADUserStartedSpeakingFrame) and frame.start_secs == 0.05 and onset is not None
+              and abs(said - onset) <= 0.1 and frame.timestamp <= arrived + 0.005,
+              f"vad: VADUserStartedSpeakingFrame carries start_secs {frame.start_secs} and dates the speech "
+              f"{'?' if onset is None else f'{1000 * (said - onset):+.0f}'} ms from where the room heard it "
+              f"(arrived {1000 * (arrived - frame.timestamp):.0f} ms after its timestamp)")
+        await asyncio.sleep(1.0)
+        stopping = time.time()
+        server.stop()  # mid-speech: the capture ends with the server
+        stopped = await wait_until(lambda: [f for t, f in tap.frames if isinstance(f, VADUserStoppedSpeakingFrame)], 5)
+        check(stopped and stopped[0].stop_secs == 0.0 and stopped[0].timestamp <= stopping + 0.1,
+              f"vad: the capture ending mid-speech ends the user's turn "
+              f"({'no VADUserStoppedSpeakingFrame' if not stopped else f'stop_secs {stopped[0].stop_secs}'})")
+        check(await wait_until(lambda: events, 3), "vad: on_client_disconnected when the server went away")
+    finally:
+        if player is not None:
+            e2e.stop_room(player)
+        server.stop()
+        await worker.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+
+
 def _counts(server, before):
     status = server.get("/v1/status")
     return (status["capture"]["subscribers"] == before["capture"]["subscribers"]
@@ -475,7 +563,7 @@ def main():
         e2e.finish()
     try:
         with tempfile.TemporaryDirectory(prefix="audiogate-pipecat-") as folder:
-            asyncio.run(run(server, folder))
+            asyncio.run(run(server, folder, args.binary))
     finally:
         server.stop()
     print(f"     ({time.monotonic() - started:.1f} s)", flush=True)
