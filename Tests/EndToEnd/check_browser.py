@@ -196,22 +196,10 @@ const done = arguments[arguments.length - 1];
 })().then(done, (error) => done({ error: String(error) }));
 """
 
-# playback(): 1 s of 800 Hz sent as an array, then 1 s of 1200 Hz from an OscillatorNode through
-# connect()'s AudioWorklet, each followed by a mark.
-PLAYBACK_SCRIPT = """
-const done = arguments[arguments.length - 1];
-(async () => {
-  const rate = 24000;
-  const speaker = await window.audiogate.playback({ rate, stream: "module" });
-  const tone = new Float32Array(rate);
-  for (let i = 0; i < rate; i++) {
-    const fade = Math.min(1, i / 240, (rate - 1 - i) / 240);
-    tone[i] = 0.5 * fade * Math.sin(2 * Math.PI * 800 * i / rate);
-  }
-  speaker.send(tone);
-  const first = await speaker.mark("array");
-  const context = new AudioContext({ sampleRate: rate });
-  const oscillator = new OscillatorNode(context, { frequency: 1200 });
+# 1 s of `frequency` from an OscillatorNode in `context`, through `speaker.connect()`'s AudioWorklet.
+OSCILLATE = """
+async function oscillate(speaker, context, frequency) {
+  const oscillator = new OscillatorNode(context, { frequency });
   const gain = new GainNode(context, { gain: 0 });
   oscillator.connect(gain);
   const tap = await speaker.connect(gain);
@@ -226,6 +214,25 @@ const done = arguments[arguments.length - 1];
   await new Promise((resolve) => { oscillator.onended = resolve; });
   await new Promise((resolve) => setTimeout(resolve, 100));
   tap.stop();
+}
+"""
+
+# playback(): 1 s of 800 Hz sent as an array, then 1 s of 1200 Hz from an OscillatorNode through
+# connect()'s AudioWorklet, each followed by a mark.
+PLAYBACK_SCRIPT = OSCILLATE + """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const rate = 24000;
+  const speaker = await window.audiogate.playback({ rate, stream: "module" });
+  const tone = new Float32Array(rate);
+  for (let i = 0; i < rate; i++) {
+    const fade = Math.min(1, i / 240, (rate - 1 - i) / 240);
+    tone[i] = 0.5 * fade * Math.sin(2 * Math.PI * 800 * i / rate);
+  }
+  speaker.send(tone);
+  const first = await speaker.mark("array");
+  const context = new AudioContext({ sampleRate: rate });
+  await oscillate(speaker, context, 1200);
   const second = await speaker.mark("node");
   await context.close();
   speaker.close();
@@ -410,26 +417,12 @@ const done = arguments[arguments.length - 1];
 
 
 # An OscillatorNode in a 48 kHz AudioContext streamed by connect() to a 24 kHz stream: resampled.
-RESAMPLED_SCRIPT = """
+RESAMPLED_SCRIPT = OSCILLATE + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const speaker = await window.audiogate.playback({ server: window.SERVER, rate: 24000, stream: "resampled" });
   const context = new AudioContext({ sampleRate: 48000 });
-  const oscillator = new OscillatorNode(context, { frequency: 900 });
-  const gain = new GainNode(context, { gain: 0 });
-  oscillator.connect(gain);
-  const tap = await speaker.connect(gain);
-  await context.resume();
-  const start = context.currentTime + 0.1;
-  gain.gain.setValueAtTime(0, start);
-  gain.gain.linearRampToValueAtTime(0.5, start + 0.01);
-  gain.gain.setValueAtTime(0.5, start + 0.99);
-  gain.gain.linearRampToValueAtTime(0, start + 1);
-  oscillator.start(start);
-  oscillator.stop(start + 1);
-  await new Promise((resolve) => { oscillator.onended = resolve; });
-  await window.sleep(100);
-  tap.stop();
+  await oscillate(speaker, context, 900);
   const mark = await speaker.mark("resampled");
   await context.close();
   speaker.close();

@@ -319,29 +319,12 @@ async def run(server, folder, binary):
         )
         check(connected, "the transport's input opened a capture")
         check(await wait_until(monitor.live, 5), "the monitor hears the loudspeaker live")
-        for attempt in e2e.attempts():
-            point = e2e.mark()
-            await server_quiet(server)
-            await check_echo(server, monitor, echo, tap, folder)
-            if not e2e.failures_since(point) or not attempt.retry():
-                break
-            print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-            e2e.rewind(point)
-        for attempt in e2e.attempts():
-            point = e2e.mark()
-            await server_quiet(server)
-            await check_interrupt(server, monitor, echo, tap, transport.output(), worker, folder)
-            if not e2e.failures_since(point) or not attempt.retry():
-                break
-            print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-            e2e.rewind(point)
+        await retried(server, lambda: check_echo(server, monitor, echo, tap, folder))
+        await retried(server, lambda: check_interrupt(server, monitor, echo, tap, transport.output(), worker, folder))
         await worker.queue_frame(EndFrame())
-        done, _ = await asyncio.wait([running], timeout=10)
-        check(running in done, "close: the runner returns after EndFrame")
+        check(await finished(running, 10), "close: the runner returns after EndFrame")
     finally:
-        if not running.done():
-            await worker.cancel()
-            await asyncio.gather(running, return_exceptions=True)
+        await stop_worker(worker, running)
     after = await wait_until(lambda: _counts(server, before), 3)
     status = server.get("/v1/status")
     check(after, f"close: no capture client or stream left ({status['capture']['subscribers']} capture clients, "
@@ -354,38 +337,10 @@ async def run(server, folder, binary):
     await wait_until(lambda: not leftover(), 1)
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
-    for attempt in e2e.attempts():
-        point = e2e.mark()
-        await server_quiet(server)
-        await check_reply(server, monitor)
-        if not e2e.failures_since(point) or not attempt.retry():
-            break
-        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-        e2e.rewind(point)
-    for attempt in e2e.attempts():
-        point = e2e.mark()
-        await server_quiet(server)
-        await check_vad(binary, monitor, folder)
-        if not e2e.failures_since(point) or not attempt.retry():
-            break
-        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-        e2e.rewind(point)
-    for attempt in e2e.attempts():
-        point = e2e.mark()
-        await server_quiet(server)
-        await check_voice_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py")
-        if not e2e.failures_since(point) or not attempt.retry():
-            break
-        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-        e2e.rewind(point)
-    for attempt in e2e.attempts():
-        point = e2e.mark()
-        await server_quiet(server)
-        await check_voice_example(server, monitor, folder, e2e.ROOT / "clients/python/examples/pipecat_assistant.py")
-        if not e2e.failures_since(point) or not attempt.retry():
-            break
-        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
-        e2e.rewind(point)
+    await retried(server, lambda: check_reply(server, monitor))
+    await retried(server, lambda: check_vad(binary, monitor, folder))
+    await retried(server, lambda: check_voice_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py"))
+    await retried(server, lambda: check_voice_example(server, monitor, folder, e2e.ROOT / "clients/python/examples/pipecat_assistant.py"))
     await monitor.stop()
 
 
@@ -461,12 +416,9 @@ async def check_reply(server, monitor):
               and not any(SENTENCES[2][0] in text for _, text in sent),
               f"reply: RTVI bot-output completed the sentence heard and never showed the unheard one ({sent})")
         await worker.queue_frame(EndFrame())
-        done, _ = await asyncio.wait([running], timeout=10)
-        check(running in done, "reply: the runner returns after EndFrame")
+        check(await finished(running, 10), "reply: the runner returns after EndFrame")
     finally:
-        if not running.done():
-            await worker.cancel()
-            await asyncio.gather(running, return_exceptions=True)
+        await stop_worker(worker, running)
 
 
 class VadTap(FrameProcessor):
@@ -529,23 +481,48 @@ async def check_vad(binary, monitor, folder):
         await asyncio.sleep(1.0)
         stopping = time.time()
         server.stop()  # mid-speech: the capture ends with the server
-        stopped = await wait_until(lambda: [f for t, f in tap.frames if isinstance(f, VADUserStoppedSpeakingFrame)], 5)
-        check(stopped and stopped[0].stop_secs == 0.0 and stopped[0].timestamp <= stopping + 0.1,
+        ended = await wait_until(lambda: [f for t, f in tap.frames if isinstance(f, VADUserStoppedSpeakingFrame)], 5)
+        check(ended and ended[0].stop_secs == 0.0 and ended[0].timestamp <= stopping + 0.1,
               f"vad: the capture ending mid-speech ends the user's turn "
-              f"({'no VADUserStoppedSpeakingFrame' if not stopped else f'stop_secs {stopped[0].stop_secs}'})")
+              f"({'no VADUserStoppedSpeakingFrame' if not ended else f'stop_secs {ended[0].stop_secs}'})")
         check(await wait_until(lambda: events, 3), "vad: on_client_disconnected when the server went away")
     finally:
         if player is not None:
             e2e.stop_room(player)
         server.stop()
-        await worker.cancel()
-        await asyncio.gather(running, return_exceptions=True)
+        await stop_worker(worker, running)
 
 
 def _counts(server, before):
     status = server.get("/v1/status")
     return (status["capture"]["subscribers"] == before["capture"]["subscribers"]
             and status["playback"]["streams"] == before["playback"]["streams"])
+
+
+async def finished(task, seconds):
+    """Whether `task` ends within `seconds`."""
+    done, _ = await asyncio.wait([task], timeout=seconds)
+    return task in done
+
+
+async def stop_worker(worker, running):
+    """Cancels the worker unless its runner already returned, and waits for the runner."""
+    if not running.done():
+        await worker.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+
+
+async def retried(server, run_check):
+    """Runs the check `run_check()` makes once the server is quiet; once more if it failed while the
+    hypervisor was stealing CPU (/proc/stat)."""
+    for attempt in e2e.attempts():
+        point = e2e.mark()
+        await server_quiet(server)
+        await run_check()
+        if not e2e.failures_since(point) or not attempt.retry():
+            return
+        print(f"     (again: the hypervisor took {attempt.steal:.0f} % of the CPU)", flush=True)
+        e2e.rewind(point)
 
 
 async def server_quiet(server):

@@ -189,6 +189,10 @@ class Reconnecting extends EventTarget {
     super();
     this.url = url;
     this.options = options;
+    /** Frames per second of the stream's audio. */
+    this.rate = options.rate;
+    /** 1 or 2; two channels are interleaved. */
+    this.channels = options.channels;
     this.socket = null;
     this.closed = false;
     this.attempt = 0;
@@ -255,10 +259,6 @@ class Reconnecting extends EventTarget {
 export class Capture extends Reconnecting {
   constructor(url, options) {
     super(url, options);
-    /** Frames per second of the chunks. */
-    this.rate = options.rate;
-    /** 1 or 2; two channels are interleaved. */
-    this.channels = options.channels;
     /** Milliseconds of audio per chunk. */
     this.chunkMs = options.chunkMs;
     /** The server's `start` message (the processing in effect among it). */
@@ -361,10 +361,6 @@ export async function capture(options = {}) {
 export class Playback extends Reconnecting {
   constructor(url, options) {
     super(url, options);
-    /** Frames per second of what `send` takes. */
-    this.rate = options.rate;
-    /** 1 or 2; two channels are interleaved. */
-    this.channels = options.channels;
     /** The stream's name on the server (`DELETE /v1/playback?stream=` and `/v1/status` use it). */
     this.stream = options.stream;
     this.aheadMs = options.aheadMs ?? AHEAD_MS;
