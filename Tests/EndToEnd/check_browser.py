@@ -15,7 +15,8 @@ copy it was built with), it checks that:
   - 10 s sent at once is paced: the socket's bufferedAmount and the server's queue stay bounded, and
     it is all heard;
   - two sockets on one stream clearing in the same instant each get their own `cleared`;
-  - connect() from a 48 kHz AudioContext plays on a 24 kHz stream at the right pitch and length;
+  - listen() plays a 16 kHz capture in a 48 kHz AudioContext at its pitch, and connect() from a
+    48 kHz AudioContext plays on a 24 kHz stream at the right pitch and length;
   - a capture and a playback on a second server that restarts come back by themselves within 5 s
     of it, report the gap (and the audio lost or not heard), and a mark the restart dropped
     settles as not heard.
@@ -71,6 +72,7 @@ import e2e
 from e2e import DEFAULT_BINARY, ROOT, check
 
 SCHEME = os.environ.get("AUDIOGATE_BROWSER_SCHEME", "light")
+ROOM_DBFS = -13.5  # RMS of e2e.tone (a sine at amplitude 0.3) as the card's microphone hears it
 BROWSER_NAMES = ("chromium", "chromedriver", "chrome_crashpad")
 # The page is polled every 0.1 s.
 wait_for = functools.partial(e2e.wait_for, interval=0.1)
@@ -430,6 +432,35 @@ const done = arguments[arguments.length - 1];
 })().then(done, (error) => done({ error: String(error) }));
 """
 
+# listen() of a 16 kHz capture in a 48 kHz AudioContext, into an analyser: the strongest bin after 1 s.
+LISTEN_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const mic = await window.audiogate.capture({ server: window.SERVER, rate: 16000 });
+  const context = new AudioContext({ sampleRate: 48000 });
+  const analyser = new AnalyserNode(context, { fftSize: 8192 });
+  const listening = await mic.listen({ context, destination: analyser });
+  await window.sleep(1500);
+  const bins = new Float32Array(analyser.frequencyBinCount);
+  analyser.getFloatFrequencyData(bins);
+  let best = 1;
+  for (let i = 2; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
+  const samples = new Float32Array(analyser.fftSize);
+  analyser.getFloatTimeDomainData(samples);
+  let sum = 0, quiet = 0, longestQuiet = 0;
+  for (const x of samples) {
+    sum += x * x;
+    quiet = Math.abs(x) < 0.01 ? quiet + 1 : 0;
+    longestQuiet = Math.max(longestQuiet, quiet);
+  }
+  await listening.stop();
+  await context.close();
+  mic.close();
+  return { peakHz: best * context.sampleRate / analyser.fftSize, rmsDb: 10 * Math.log10(sum / samples.length),
+           longestQuietMs: longestQuiet * 1000 / context.sampleRate, contextRate: context.sampleRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
 # A capture and a playback on a server that is about to restart; their events go to window.rc.
 RECONNECT_START = """
 const done = arguments[arguments.length - 1];
@@ -574,6 +605,21 @@ def checkout_module_checks(driver, server, page_base, site):
           == sorted(c["flushed_ms"] for c in order) and first != second,
           "two sockets on one stream each get their own cleared (one flushed the tone, the other an empty stream)")
     check(result["markHeard"] is False, "the mark behind the flushed tone settles as not heard")
+
+    tone = site.parent / "tone-listen.wav"
+    e2e.write_wav(tone, e2e.tone(660, 5.0, 48000), 48000)
+    player = e2e.room(tone)
+    try:
+        time.sleep(0.3)
+        result = driver.execute_async_script(LISTEN_SCRIPT)
+    finally:
+        e2e.stop_room(player)
+    if not check(not result.get("error"), f"listen script: {result.get('error')}"):
+        return
+    # The analyser's bins are 48000 / 8192 = 5.9 Hz wide.
+    check(abs(result["peakHz"] - 660) <= 6 and abs(result["rmsDb"] - ROOM_DBFS) <= 3 and result["longestQuietMs"] < 1,
+          f"listen(): a 16 kHz capture plays resampled in a 48 kHz AudioContext (the room's 660 Hz comes out at "
+          f"{result['peakHz']:.0f} Hz, {result['rmsDb']:.1f} dBFS, longest near-zero run {result['longestQuietMs']:.2f} ms)")
 
     server.quiet(3)
     listener = e2e.Listener(server)
