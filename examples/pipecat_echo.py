@@ -18,7 +18,8 @@ from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     InputAudioRawFrame,
-    OutputAudioRawFrame,
+    TTSAudioRawFrame,
+    TTSStoppedFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
@@ -69,7 +70,10 @@ class Parrot(FrameProcessor):
         await asyncio.sleep(END_OF_TURN_S)
         first, audio = self.utterance[0], b"".join(f.audio for f in self.utterance)
         self.utterance, self.reply = None, None
-        await self.push_frame(OutputAudioRawFrame(audio, first.sample_rate, first.num_channels))
+        # Sent as a TTS would: the output reports the bot speaking from the first chunk heard until
+        # the audio before TTSStoppedFrame was heard.
+        await self.push_frame(TTSAudioRawFrame(audio, first.sample_rate, first.num_channels))
+        await self.push_frame(TTSStoppedFrame())
 
     async def cleanup(self):
         await super().cleanup()

@@ -8,6 +8,18 @@ port, and checks in headless Chromium that this page:
     AudioWorklet;
   - plays through playback(): an array's tone with send() and an OscillatorNode's through
     connect() (an AudioWorklet), each heard whole on the card and its mark answered.
+With the checkout's clients/browser/audiogate.js (served by the page's origin: the server embeds the
+copy it was built with), it checks that:
+  - `await speaker.mark()` settles (not heard) within 100 ms of a clear, for a mark still queued in
+    the page and for one the server had;
+  - 10 s sent at once is paced: the socket's bufferedAmount and the server's queue stay bounded, and
+    it is all heard;
+  - two sockets on one stream clearing in the same instant each get their own `cleared`;
+  - listen() plays a 16 kHz capture in a 48 kHz AudioContext at its pitch, and connect() from a
+    48 kHz AudioContext plays on a 24 kHz stream at the right pitch and length;
+  - a capture and a playback on a second server that restarts come back by themselves within 5 s
+    of it, report the gap (and the audio lost or not heard), and a mark the restart dropped
+    settles as not heard.
 Then it plays a tone into the card so the microphone is not silent, opens the demo page and checks that:
   - capture chunks arrive and the level meter moves with the tone (the page's data-* counters);
   - "Listen in browser" loads its AudioWorklet (from a blob: URL, under the page's CSP);
@@ -60,6 +72,7 @@ import e2e
 from e2e import DEFAULT_BINARY, ROOT, check
 
 SCHEME = os.environ.get("AUDIOGATE_BROWSER_SCHEME", "light")
+ROOM_DBFS = -13.5  # RMS of e2e.tone (a sine at amplitude 0.3) as the card's microphone hears it
 BROWSER_NAMES = ("chromium", "chromedriver", "chrome_crashpad")
 # The page is polled every 0.1 s.
 wait_for = functools.partial(e2e.wait_for, interval=0.1)
@@ -185,22 +198,10 @@ const done = arguments[arguments.length - 1];
 })().then(done, (error) => done({ error: String(error) }));
 """
 
-# playback(): 1 s of 800 Hz sent as an array, then 1 s of 1200 Hz from an OscillatorNode through
-# connect()'s AudioWorklet, each followed by a mark.
-PLAYBACK_SCRIPT = """
-const done = arguments[arguments.length - 1];
-(async () => {
-  const rate = 24000;
-  const speaker = await window.audiogate.playback({ rate, stream: "module" });
-  const tone = new Float32Array(rate);
-  for (let i = 0; i < rate; i++) {
-    const fade = Math.min(1, i / 240, (rate - 1 - i) / 240);
-    tone[i] = 0.5 * fade * Math.sin(2 * Math.PI * 800 * i / rate);
-  }
-  speaker.send(tone);
-  const first = await speaker.mark("array");
-  const context = new AudioContext({ sampleRate: rate });
-  const oscillator = new OscillatorNode(context, { frequency: 1200 });
+# 1 s of `frequency` from an OscillatorNode in `context`, through `speaker.connect()`'s AudioWorklet.
+OSCILLATE = """
+async function oscillate(speaker, context, frequency) {
+  const oscillator = new OscillatorNode(context, { frequency });
   const gain = new GainNode(context, { gain: 0 });
   oscillator.connect(gain);
   const tap = await speaker.connect(gain);
@@ -215,6 +216,25 @@ const done = arguments[arguments.length - 1];
   await new Promise((resolve) => { oscillator.onended = resolve; });
   await new Promise((resolve) => setTimeout(resolve, 100));
   tap.stop();
+}
+"""
+
+# playback(): 1 s of 800 Hz sent as an array, then 1 s of 1200 Hz from an OscillatorNode through
+# connect()'s AudioWorklet, each followed by a mark.
+PLAYBACK_SCRIPT = OSCILLATE + """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const rate = 24000;
+  const speaker = await window.audiogate.playback({ rate, stream: "module" });
+  const tone = new Float32Array(rate);
+  for (let i = 0; i < rate; i++) {
+    const fade = Math.min(1, i / 240, (rate - 1 - i) / 240);
+    tone[i] = 0.5 * fade * Math.sin(2 * Math.PI * 800 * i / rate);
+  }
+  speaker.send(tone);
+  const first = await speaker.mark("array");
+  const context = new AudioContext({ sampleRate: rate });
+  await oscillate(speaker, context, 1200);
   const second = await speaker.mark("node");
   await context.close();
   speaker.close();
@@ -311,6 +331,312 @@ def module_checks(driver, server, page_base, work):
     check(abs(node_seconds - 1.0) <= 0.1,
           f"connect(): the card plays the OscillatorNode's 1 s of 1200 Hz through the AudioWorklet ({node_seconds:.2f} s)")
     check(not browser_errors(driver), "the module page logged no browser errors")
+
+
+# ---- the checkout's module (the server serves the copy it was built with): barge-in, pacing, clears
+
+CHECKOUT_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>checkout module page</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import * as audiogate from "./audiogate.js";
+window.audiogate = audiogate;
+window.SERVER = "@SERVER@";
+window.sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+window.tone = (seconds, frequency, rate, amplitude = 0.3) => {
+  const samples = new Float32Array(Math.round(seconds * rate));
+  for (let i = 0; i < samples.length; i++) samples[i] = amplitude * Math.sin(2 * Math.PI * frequency * i / rate);
+  return samples;
+};
+document.title = "module loaded";
+</script>
+"""
+
+# A mark still queued in the page and one already sent, then a clear: when each mark settled.
+BARGE_IN_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const speaker = await ag.playback({ server: window.SERVER, rate, stream: "barge" });
+  const result = {};
+  for (const [kind, seconds] of [["queued in the page", 4], ["sent to the server", 1]]) {
+    speaker.send(window.tone(seconds, 500, rate));
+    const settled = speaker.mark(kind).then((mark) => ({ mark, at: performance.now() }));
+    await window.sleep(400);
+    const clearing = performance.now();
+    const cleared = await speaker.clear();
+    const answered = performance.now();
+    const { mark, at } = await settled;
+    result[kind] = { heard: mark.heard, settleMs: at - clearing, clearMs: answered - clearing, cleared };
+    await window.sleep(200);
+  }
+  speaker.close();
+  return result;
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# 10 s sent at once: the socket's buffered amount while it goes out, and when its end was heard.
+PACED_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const speaker = await ag.playback({ server: window.SERVER, rate, stream: "paced" });
+  const start = performance.now();
+  let maxBuffered = 0, sentAt = null;
+  const watch = setInterval(() => { maxBuffered = Math.max(maxBuffered, speaker.socket.bufferedAmount); }, 20);
+  speaker.send(window.tone(10, 300, rate, 0.1)).then(() => { sentAt = performance.now() - start; });
+  maxBuffered = Math.max(maxBuffered, speaker.socket.bufferedAmount);
+  const end = await speaker.mark("end");
+  const heardAt = performance.now() - start;
+  clearInterval(watch);
+  speaker.close();
+  return { maxBuffered, sentAt, heardAt, heard: end.heard };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# Two sockets on one stream (as two pages would have) clear in the same instant.
+TWO_CLEARS_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, rate = 24000;
+  const first = await ag.playback({ server: window.SERVER, rate, stream: "shared" });
+  const second = await ag.playback({ server: window.SERVER, rate, stream: "shared" });
+  const seen = { first: [], second: [] };
+  first.addEventListener("cleared", (event) => seen.first.push(event.detail));
+  second.addEventListener("cleared", (event) => seen.second.push(event.detail));
+  first.send(window.tone(3, 700, rate));
+  const mark = first.mark("after-tone");
+  await window.sleep(500);
+  const answers = await Promise.all([second.clear(), first.clear()]);
+  const markResult = await mark;
+  await window.sleep(300);
+  first.close();
+  second.close();
+  return { second: answers[0], first: answers[1], seen, markHeard: markResult.heard };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+# An OscillatorNode in a 48 kHz AudioContext streamed by connect() to a 24 kHz stream: resampled.
+RESAMPLED_SCRIPT = OSCILLATE + """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const speaker = await window.audiogate.playback({ server: window.SERVER, rate: 24000, stream: "resampled" });
+  const context = new AudioContext({ sampleRate: 48000 });
+  await oscillate(speaker, context, 900);
+  const mark = await speaker.mark("resampled");
+  await context.close();
+  speaker.close();
+  return { heard: mark.heard, contextRate: context.sampleRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# listen() of a 16 kHz capture in a 48 kHz AudioContext, into an analyser: the strongest bin after 1 s.
+LISTEN_SCRIPT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const mic = await window.audiogate.capture({ server: window.SERVER, rate: 16000 });
+  const context = new AudioContext({ sampleRate: 48000 });
+  const analyser = new AnalyserNode(context, { fftSize: 8192 });
+  const listening = await mic.listen({ context, destination: analyser });
+  await window.sleep(1500);
+  const bins = new Float32Array(analyser.frequencyBinCount);
+  analyser.getFloatFrequencyData(bins);
+  let best = 1;
+  for (let i = 2; i < bins.length; i++) if (bins[i] > bins[best]) best = i;
+  const samples = new Float32Array(analyser.fftSize);
+  analyser.getFloatTimeDomainData(samples);
+  let sum = 0, quiet = 0, longestQuiet = 0;
+  for (const x of samples) {
+    sum += x * x;
+    quiet = Math.abs(x) < 0.01 ? quiet + 1 : 0;
+    longestQuiet = Math.max(longestQuiet, quiet);
+  }
+  await listening.stop();
+  await context.close();
+  mic.close();
+  return { peakHz: best * context.sampleRate / analyser.fftSize, rmsDb: 10 * Math.log10(sum / samples.length),
+           longestQuietMs: longestQuiet * 1000 / context.sampleRate, contextRate: context.sampleRate };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+# A capture and a playback on a server that is about to restart; their events go to window.rc.
+RECONNECT_START = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const ag = window.audiogate, server = arguments[0];
+  const rc = window.rc = { capture: [], playback: [], chunks: 0, closed: [] };
+  const mic = await ag.capture({ server, rate: 16000 });
+  mic.addEventListener("audio", () => { rc.chunks += 1; });
+  mic.addEventListener("reconnect", (event) => rc.capture.push({ ...event.detail, at: performance.now() }));
+  mic.addEventListener("close", () => rc.closed.push("capture"));
+  const speaker = await ag.playback({ server, rate: 24000, stream: "restart" });
+  speaker.addEventListener("reconnect", (event) => rc.playback.push({ ...event.detail, at: performance.now() }));
+  speaker.addEventListener("close", () => rc.closed.push("playback"));
+  speaker.send(window.tone(3, 400, 24000, 0.1));
+  speaker.mark("before").then((mark) => { rc.before = mark.heard; });
+  window.rcStreams = { mic, speaker };
+  return "open";
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+RECONNECT_AFTER = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { mic, speaker } = window.rcStreams;
+  const chunks = window.rc.chunks;
+  speaker.send(window.tone(0.5, 400, 24000, 0.1));
+  const mark = await speaker.mark("after");
+  const flowing = window.rc.chunks > chunks;
+  mic.close();
+  speaker.close();
+  await window.sleep(100);
+  return { after: mark.heard, flowing, closed: window.rc.closed };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+def reconnect_check(driver, binary, page_base, work):
+    """A server restarted under a page: its capture and playback come back by themselves and say
+    what the gap cost."""
+    extra = ["--allow-origin", page_base]
+    server = e2e.Server(binary, "pulse", log_level=None, log=work / "restart-1.log", extra=extra)
+    if not check(server.start(capture=True), "reconnect: a second server comes up"):
+        return
+    try:
+        result = driver.execute_async_script(RECONNECT_START, server.base)
+        if not check(result == "open", f"reconnect: the page opens a capture and a playback ({result})"):
+            return
+        time.sleep(1.0)
+        server.stop()
+        time.sleep(1.0)
+        server = e2e.Server(binary, "pulse", port=server.port, log_level=None, log=work / "restart-2.log", extra=extra)
+        if not check(server.start(capture=True), "reconnect: the server comes back on its port"):
+            return
+        back = time.monotonic()
+        both = wait_for(lambda: (lambda rc: rc["capture"] and rc["playback"] and rc["chunks"] and rc)(
+            driver.execute_script("return window.rc;")) or None, 10)
+        waited = time.monotonic() - back
+        rc = driver.execute_script("return window.rc;")
+        print(f"     restart: capture reconnect {rc['capture']}, playback reconnect {rc['playback']}, "
+              f"seen {waited:.2f} s after the server was back; mark sent before it: heard {rc.get('before')}")
+        check(both is not None and waited <= 5,
+              f"reconnect: capture and playback are back {waited:.2f} s after the server (within 5 s)")
+        if both is None:
+            return
+        capture_gap, playback_gap = rc["capture"][0], rc["playback"][0]
+        check(capture_gap["gapMs"] >= 1000 and capture_gap["lostMs"] >= 1000 and playback_gap["gapMs"] >= 1000
+              and playback_gap["unheardMs"] > 0,
+              f"reconnect: each reports the gap (capture {capture_gap['gapMs']:.0f} ms, {capture_gap['lostMs']:.0f} ms "
+              f"of audio lost; playback {playback_gap['gapMs']:.0f} ms, {playback_gap['unheardMs']:.0f} ms not heard)")
+        check(rc.get("before") is False, "reconnect: the mark the restart dropped settles as not heard")
+        result = driver.execute_async_script(RECONNECT_AFTER)
+        check(result.get("after") is True and result.get("flowing") and result.get("closed") == ["capture", "playback"],
+              f"reconnect: afterwards audio flows both ways and close() ends the streams ({result})")
+    finally:
+        server.stop()
+        # Chromium logs each refused connection while the server was away; anything else is an error.
+        refused = f"ws://127.0.0.1:{server.port}/v1/"
+        others = [e for e in driver.get_log("browser") if refused not in e["message"]]
+        for e in others:
+            print("     browser:", e["message"])
+        check(not [e for e in others if e["level"] == "SEVERE"], "reconnect: no browser errors but the refused connections")
+
+
+def checkout_module_checks(driver, server, page_base, site):
+    """clients/browser/audiogate.js as this checkout has it, on a page of an allowed origin."""
+    shutil.copy(ROOT / "clients/browser/audiogate.js", site / "audiogate.js")
+    (site / "checkout.html").write_text(CHECKOUT_PAGE.replace("@SERVER@", server.base))
+    driver.get(page_base + "/checkout.html")
+    if not check(wait_for(lambda: driver.title == "module loaded" or None, 5) is not None,
+                 f"the checkout's audiogate.js loads ({driver.title!r})"):
+        return
+    driver.set_script_timeout(30)
+
+    server.quiet(3)
+    result = driver.execute_async_script(BARGE_IN_SCRIPT)
+    if not check(not result.get("error"), f"barge-in script: {result.get('error')}"):
+        return
+    for kind, r in result.items():
+        print(f"     mark {kind}: settled {r['settleMs']:.0f} ms after clear() (heard {r['heard']}), "
+              f"own cleared after {r['clearMs']:.0f} ms: {r['cleared']}")
+        check(r["heard"] is False and r["settleMs"] <= 100,
+              f"await speaker.mark() ({kind}) settles as not heard {r['settleMs']:.0f} ms after a clear")
+
+    server.quiet(3)
+    queued = []
+    polling = threading.Event()
+
+    def poll():
+        while not polling.is_set():
+            queued.append(server.get("/v1/status")["playback"]["queued_ms"])
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        result = driver.execute_async_script(PACED_SCRIPT)
+    finally:
+        polling.set()
+        poller.join()
+    if not check(not result.get("error"), f"paced script: {result.get('error')}"):
+        return
+    print(f"     10 s sent at once: socket buffered at most {result['maxBuffered'] / 1024:.0f} KiB, "
+          f"the server queued at most {max(queued)} ms, the last piece went out at {result['sentAt'] / 1000:.2f} s, "
+          f"its end heard at {result['heardAt'] / 1000:.2f} s")
+    # Unpaced, 10 s of 24 kHz float is 940 KiB in the socket at once and 10 s queued on the server.
+    check(result["maxBuffered"] <= 256 * 1024 and max(queued) <= 2300,
+          f"send(): 10 s sent at once is paced (at most {result['maxBuffered'] / 1024:.0f} KiB buffered in the page, "
+          f"{max(queued)} ms queued on the server)")
+    check(result["heard"] and 7.5 <= result["sentAt"] / 1000 <= 9.5 and abs(result["heardAt"] / 1000 - 10) <= 0.4,
+          f"send(): it all went out as it played and was heard whole (out by {result['sentAt'] / 1000:.2f} s, "
+          f"end heard at {result['heardAt'] / 1000:.2f} s)")
+
+    server.quiet(3)
+    result = driver.execute_async_script(TWO_CLEARS_SCRIPT)
+    if not check(not result.get("error"), f"two-clears script: {result.get('error')}"):
+        return
+    first, second, seen = result["first"], result["second"], result["seen"]
+    print(f"     two sockets clear together: first got {first}, second got {second}; "
+          f"each saw {seen['first']} / {seen['second']}")
+    order = seen["first"]
+    check(len(order) == 2 and seen["second"] == order and sorted([first["flushed_ms"], second["flushed_ms"]])
+          == sorted(c["flushed_ms"] for c in order) and first != second,
+          "two sockets on one stream each get their own cleared (one flushed the tone, the other an empty stream)")
+    check(result["markHeard"] is False, "the mark behind the flushed tone settles as not heard")
+
+    tone = site.parent / "tone-listen.wav"
+    e2e.write_wav(tone, e2e.tone(660, 5.0, 48000), 48000)
+    player = e2e.room(tone)
+    try:
+        time.sleep(0.3)
+        result = driver.execute_async_script(LISTEN_SCRIPT)
+    finally:
+        e2e.stop_room(player)
+    if not check(not result.get("error"), f"listen script: {result.get('error')}"):
+        return
+    # The analyser's bins are 48000 / 8192 = 5.9 Hz wide.
+    check(abs(result["peakHz"] - 660) <= 6 and abs(result["rmsDb"] - ROOM_DBFS) <= 3 and result["longestQuietMs"] < 1,
+          f"listen(): a 16 kHz capture plays resampled in a 48 kHz AudioContext (the room's 660 Hz comes out at "
+          f"{result['peakHz']:.0f} Hz, {result['rmsDb']:.1f} dBFS, longest near-zero run {result['longestQuietMs']:.2f} ms)")
+
+    server.quiet(3)
+    listener = e2e.Listener(server)
+    try:
+        result = driver.execute_async_script(RESAMPLED_SCRIPT)
+        time.sleep(0.3)
+    finally:
+        heard = listener.stop()
+    if not check(not result.get("error"), f"resampled script: {result.get('error')}"):
+        return
+    seconds = e2e.tone_seconds(heard, 900)
+    played = e2e.dominant(heard, 16000) if len(heard) else 0
+    print(f"     connect() from a {result['contextRate']} Hz AudioContext to a 24000 Hz stream: 900 Hz heard "
+          f"for {seconds:.2f} s, strongest {played:.0f} Hz")
+    check(result["heard"] and abs(seconds - 1.0) <= 0.1 and abs(played - 900) <= 3,
+          f"connect(): a 48 kHz AudioContext is resampled to the 24 kHz stream (1 s of 900 Hz heard as "
+          f"{seconds:.2f} s at {played:.0f} Hz)")
 
 
 # ---- the demo page's control panel
@@ -462,6 +788,8 @@ def attempt(binary, port, screenshot):
 
         # 0. The browser module on a page of another origin.
         module_checks(driver, server, page_base, work)
+        checkout_module_checks(driver, server, page_base, site)
+        reconnect_check(driver, binary, page_base, work)
         server.quiet(3)
         ogg_audio_check(driver, server, page_base, work)
 

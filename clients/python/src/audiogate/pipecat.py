@@ -5,25 +5,41 @@
     transport = AudiogateTransport("http://127.0.0.1:8750")
     pipeline = Pipeline([transport.input(), stt, user_aggregator, llm, tts, transport.output(), ...])
 
+    @transport.event_handler("on_client_connected")
+    async def on_connected(transport, client): ...
+
 Input pushes `InputAudioRawFrame`s from `WS /v1/capture` (echo cancellation and voice activity
-events on by default) and turns the server's `vad` events into `VADUserStartedSpeakingFrame`,
-`VADUserStoppedSpeakingFrame` and `UserSpeakingFrame`. Output writes every `OutputAudioRawFrame` to
-`WS /v1/playback` as fast as the server takes it (its queue paces the pipeline), sends `clear` on an
-`InterruptionFrame`, and reports `BotStoppedSpeakingFrame` once the last audio was heard (a mark),
-not when it was written.
+events on by default) and turns the server's `vad` events into `VADUserStartedSpeakingFrame` and
+`VADUserStoppedSpeakingFrame`, carrying the server's onset and hangover as `start_secs` and
+`stop_secs` and dated by the capture time; a capture that ends mid-speech sends the stopped frame.
+
+Output is a `BaseOutputTransport`: the base class cuts audio into chunks, mixes, applies volume
+frames and keeps text and other frames in step with the audio. Each chunk goes to a
+`WS /v1/playback` stream (one per destination: the default one is `AudiogateParams.stream`, a
+destination in `audio_out_destinations` plays on the stream of that name) with a mark after it,
+and the next chunk waits until the audio ahead of what was heard is down to
+`audio_out_lead_secs`. So a frame queued behind audio (an LLM's text, an image) leaves the
+transport when that audio is about to be heard, which is what the assistant aggregator writes to
+the context on an interruption. An `InterruptionFrame` clears the stream at once; audio from
+uninterruptible frames that was sent and not yet played goes out again after the clear.
+`BotStoppedSpeakingFrame` comes once the last audio was heard.
+
+Transport events: `on_client_connected(transport, client)` once every enabled side reached the
+server, `on_client_disconnected(transport, client)` when the server closed a side or could no longer
+be reached, `on_device_lost(transport)` and `on_device_restored(transport)` from the capture
+device's events. RTVI and other transport messages have no channel on audiogate and are dropped
+at the output (observers still see them).
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from typing import Any
 
 import numpy as np
 from loguru import logger
-from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
-    BotSpeakingFrame,
-    BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     CancelFrame,
     EndFrame,
@@ -31,26 +47,31 @@ from pipecat.frames.frames import (
     InputAudioRawFrame,
     InterruptionFrame,
     OutputAudioRawFrame,
-    OutputTransportReadyFrame,
     StartFrame,
-    TTSStoppedFrame,
     UserSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.base_input import BaseInputTransport
+from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from .capture import AudioChunk, Capture, DeviceEvent, OverrunEvent, VadEvent
 from .client import Client
 from .errors import AudiogateError
-from .playback import Cleared, Playback
+from .playback import Cleared, Mark, Playback
 
-__all__ = ["AudiogateParams", "AudiogateTransport", "AudiogateInputTransport", "AudiogateOutputTransport"]
+__all__ = ["AudiogateInputTransport", "AudiogateOutputTransport", "AudiogateParams", "AudiogateTransport"]
 
 # How often the "still speaking" frames go out, as Pipecat's own transports do.
 _SPEAKING_PERIOD_S = 0.2
+# The server's voice activity rule (5 voiced 10 ms frames start speech, 40 unvoiced end it).
+_VAD_ONSET_S = 0.05
+_VAD_HANGOVER_S = 0.4
+# Capture times further than this from our monotonic clock come from another host's clock.
+_SAME_CLOCK_S = 10.0
+_SAMPLE_BYTES = 2
 
 
 class AudiogateParams(TransportParams):
@@ -60,13 +81,25 @@ class AudiogateParams(TransportParams):
     audio_out_enabled: bool = True
     #: cancel the echo of what audiogate plays, so the bot does not hear itself
     aec: bool = True
-    #: server-side voice activity events become Pipecat's user-speaking frames
+    #: server-side voice activity events become Pipecat's VAD frames
     vad: bool = True
     #: noise suppression (None: the server's default)
     ns: bool | None = None
     chunk_ms: int = 20
     #: the playback stream the bot speaks on (its own queue, marks and clear)
     stream: str = "pipecat"
+    #: how far the audio sent may run ahead of what was heard: it covers the card's buffer and
+    #: the jitter of this process; what is ahead is what an interruption throws away
+    audio_out_lead_secs: float = 0.2
+
+
+def _wall_time(capture_ms: float) -> float:
+    """A capture time (the server's CLOCK_MONOTONIC, ms) as wall-clock seconds, as Pipecat dates frames."""
+    now = time.monotonic()
+    at = capture_ms / 1000
+    if abs(now - at) > _SAME_CLOCK_S:
+        return time.time()  # a server on another host: its clock is not ours
+    return time.time() - (now - at)
 
 
 class AudiogateInputTransport(BaseInputTransport):
@@ -74,13 +107,14 @@ class AudiogateInputTransport(BaseInputTransport):
 
     _params: AudiogateParams
 
-    def __init__(self, client: Client, params: AudiogateParams, **kwargs: Any) -> None:
+    def __init__(self, transport: AudiogateTransport, params: AudiogateParams, **kwargs: Any) -> None:
         super().__init__(params, **kwargs)
-        self._client = client
+        self._transport = transport
         self._capture: Capture | None = None
         self._reader: asyncio.Task[None] | None = None
         self._speaking = False
         self._speaking_sent = 0.0
+        self._last_capture_ms: float | None = None
 
     async def start(self, frame: StartFrame) -> None:
         """Opens the capture at the pipeline's input rate and starts pushing audio."""
@@ -88,7 +122,7 @@ class AudiogateInputTransport(BaseInputTransport):
         if self._capture is not None or not self._params.audio_in_enabled:
             await self.set_transport_ready(frame)
             return
-        capture = self._client.capture(
+        capture = self._transport.client.capture(
             rate=self.sample_rate,
             channels=self._params.audio_in_channels,
             chunk_ms=self._params.chunk_ms,
@@ -100,6 +134,7 @@ class AudiogateInputTransport(BaseInputTransport):
         self._capture = capture
         await self.set_transport_ready(frame)
         self._reader = self.create_task(self._read(capture), f"{self}::capture")
+        await self._transport._side_connected("input")
 
     async def stop(self, frame: EndFrame) -> None:
         """Closes the capture after the pipeline's end."""
@@ -113,7 +148,7 @@ class AudiogateInputTransport(BaseInputTransport):
 
     async def cleanup(self) -> None:
         """Closes the capture if the pipeline ended without an EndFrame or CancelFrame."""
-        await super().cleanup()
+        await super().cleanup()  # type: ignore[no-untyped-call]  # unannotated in Pipecat
         await self._close()
 
     async def _close(self) -> None:
@@ -123,11 +158,14 @@ class AudiogateInputTransport(BaseInputTransport):
         if self._capture is not None:
             capture, self._capture = self._capture, None
             await capture.close()
+        await self._end_speech()
 
     async def _read(self, capture: Capture) -> None:
         try:
             async for item in capture:
                 if isinstance(item, AudioChunk):
+                    if item.timestamp_ms is not None:
+                        self._last_capture_ms = item.timestamp_ms + item.duration_ms
                     await self.push_audio_frame(
                         InputAudioRawFrame(audio=item.data, sample_rate=item.rate, num_channels=item.channels)
                     )
@@ -135,200 +173,223 @@ class AudiogateInputTransport(BaseInputTransport):
                         self._speaking_sent = time.monotonic()
                         await self.broadcast_frame(UserSpeakingFrame)
                 elif isinstance(item, VadEvent):
-                    await self._vad(item.state == "speech")
+                    await self._vad(item)
                 elif isinstance(item, OverrunEvent):
                     logger.warning(f"{self}: fell behind live audio, {item.dropped_ms:.0f} ms dropped")
                 elif isinstance(item, DeviceEvent):
-                    logger.warning(f"{self}: capture device {item.state}")
+                    await self._transport._device(item.state)
         except AudiogateError as error:
+            await self._end_speech()
             await self.push_error(f"{self}: capture failed: {error}", exception=error)
+            await self._transport._side_disconnected()
             return
         logger.info(f"{self}: the server ended the capture")
+        await self._end_speech()
+        await self._transport._side_disconnected()
 
-    async def _vad(self, speech: bool) -> None:
+    async def _vad(self, event: VadEvent) -> None:
+        speech = event.state == "speech"
         if speech == self._speaking:
             return
         self._speaking = speech
         if speech:
             self._speaking_sent = time.monotonic()
-            await self.broadcast_frame(VADUserStartedSpeakingFrame)
+            # The event names where speech began; Pipecat dates a VAD frame when the VAD decided.
+            decided = _wall_time(event.timestamp_ms) + _VAD_ONSET_S
+            await self.broadcast_frame(VADUserStartedSpeakingFrame, start_secs=_VAD_ONSET_S, timestamp=decided)
             await self.broadcast_frame(UserSpeakingFrame)
         else:
-            await self.broadcast_frame(VADUserStoppedSpeakingFrame)
+            decided = _wall_time(event.timestamp_ms) + _VAD_HANGOVER_S
+            await self.broadcast_frame(VADUserStoppedSpeakingFrame, stop_secs=_VAD_HANGOVER_S, timestamp=decided)
+
+    async def _end_speech(self) -> None:
+        """The capture ended while the user spoke: the turn ends with the last audio that came."""
+        if not self._speaking:
+            return
+        self._speaking = False
+        ended = time.time() if self._last_capture_ms is None else _wall_time(self._last_capture_ms)
+        # stop_secs 0: no silence confirmed this end (Pipecat then measures no latency from it).
+        await self.broadcast_frame(VADUserStoppedSpeakingFrame, stop_secs=0.0, timestamp=ended)
 
 
-class AudiogateOutputTransport(FrameProcessor):
-    """Plays OutputAudioRawFrames on an audiogate playback stream; bot speaking follows what was heard.
+class _Stream:
+    """One playback stream (a destination): what was sent since the last clear and how far it was heard."""
 
-    The stream opens with the first audio, at that audio's rate (the server resamples for the
-    card; later audio at another rate is resampled here). Writes go out as fast as the server
-    takes them: when the stream's queue is full the write waits, which paces the pipeline. An
-    InterruptionFrame clears the stream at once; BotStoppedSpeakingFrame comes when a mark placed
-    after the last audio was heard. All audio counts as the bot's speech. `last_cleared` holds
-    the server's answer to the last clear.
+    def __init__(self, playback: Playback, rate: int, channels: int) -> None:
+        self.playback = playback
+        self.frame_bytes = _SAMPLE_BYTES * channels
+        self.rate = rate
+        #: (position in ms after a chunk, the mark placed there), oldest first
+        self.marks: collections.deque[tuple[float, asyncio.Future[Mark]]] = collections.deque()
+        #: chunks sent and not yet heard: (end position in ms, audio, interruptible)
+        self.unheard: collections.deque[tuple[float, bytes, bool]] = collections.deque()
+        self.sent_ms = 0.0
+        #: counts clears, so a chunk taken before one is not sent after it
+        self.epoch = 0
+        # Sends and clears one at a time, so audio re-sent after a clear precedes what follows.
+        self.lock = asyncio.Lock()
+
+    async def paced(self, lead_ms: float) -> None:
+        """Returns once what was sent and not heard is at most `lead_ms` (raises if the stream failed)."""
+        while self.marks and self.marks[0][0] < self.sent_ms - lead_ms:
+            position, future = self.marks[0]
+            mark = await future
+            if self.marks and self.marks[0][1] is future:
+                self.marks.popleft()
+                while mark.heard and self.unheard and self.unheard[0][0] <= position:
+                    self.unheard.popleft()
+
+    async def send(self, audio: bytes, interruptible: bool) -> None:
+        await self.playback.write(audio)
+        self.sent_ms += 1000 * (len(audio) // self.frame_bytes) / self.rate
+        self.unheard.append((self.sent_ms, audio, interruptible))
+        self.marks.append((self.sent_ms, self.playback.mark()))
+
+    async def heard(self) -> None:
+        """Returns once everything sent was heard or cleared (or the stream failed)."""
+        if self.marks:
+            await asyncio.gather(self.marks[-1][1], return_exceptions=True)
+
+    async def clear(self) -> Cleared:
+        """Flushes the stream, then sends again the uninterruptible audio it had not played."""
+        self.epoch += 1
+        async with self.lock:
+            unheard = self.unheard
+            self.marks, self.unheard, self.sent_ms = collections.deque(), collections.deque(), 0.0
+            cleared = await self.playback.clear()
+            kept = bytearray()
+            start = 0.0
+            for end, audio, interruptible in unheard:
+                if not interruptible and end > cleared.played_ms:
+                    skip = max(0.0, cleared.played_ms - start)
+                    kept += audio[int(skip * self.rate / 1000) * self.frame_bytes :]
+                start = end
+            if kept:
+                await self.send(bytes(kept), False)
+        return cleared
+
+
+class AudiogateOutputTransport(BaseOutputTransport):
+    """Plays the bot's audio on audiogate playback streams, paced by what was heard.
+
+    `last_cleared` holds the server's answer to the last clear (played_ms, flushed_ms).
     """
 
-    def __init__(self, client: Client, params: AudiogateParams, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._client = client
-        self._params = params
-        self._playback: Playback | None = None
-        self._rate = 0
-        self._resampler = create_stream_resampler()
-        self._resampling = False
-        self._written = asyncio.Event()
-        self._watcher: asyncio.Task[None] | None = None
-        self._speaking = False
+    _params: AudiogateParams
+
+    def __init__(self, transport: AudiogateTransport, params: AudiogateParams, **kwargs: Any) -> None:
+        super().__init__(params, **kwargs)
+        self._transport = transport
+        self._streams: dict[str | None, _Stream] = {}
+        self._interrupting = False
         self.last_cleared: Cleared | None = None
         """What the server answered to the last clear (played_ms, flushed_ms)."""
 
-    @property
-    def sample_rate(self) -> int:
-        """The playback stream's rate (0 until the first audio opened it)."""
-        return self._rate
+    async def start(self, frame: StartFrame) -> None:
+        """Opens the default stream (the destinations' open as they register) at the output rate."""
+        await super().start(frame)
+        if self._params.audio_out_enabled:
+            await self._open(None, self._params.stream)
+        await self.set_transport_ready(frame)
+        await self._transport._side_connected("output")
+
+    async def register_audio_destination(self, destination: str) -> None:
+        """A destination plays on the playback stream of the same name."""
+        if self._params.audio_out_enabled:
+            await self._open(destination, destination)
+
+    async def stop(self, frame: EndFrame) -> None:
+        """Lets the audio queued before the EndFrame play out, then closes the streams."""
+        await super().stop(frame)
+        for stream in self._streams.values():
+            await stream.heard()
+        await self._close()
+
+    async def cancel(self, frame: CancelFrame) -> None:
+        """Silences the streams at once and closes them."""
+        await super().cancel(frame)
+        for stream in list(self._streams.values()):
+            await self._clear(stream)
+        await self._close()
 
     async def cleanup(self) -> None:
-        """Closes the playback stream (audio already queued still plays)."""
-        await super().cleanup()
+        """Closes the streams if the pipeline ended without an EndFrame or CancelFrame."""
+        await super().cleanup()  # type: ignore[no-untyped-call]  # unannotated in Pipecat
         await self._close()
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        """Writes audio, clears on interruption, waits for the last audio to be heard at the end."""
+        """Clears the server on an interruption before the base class drops its queued audio."""
+        if isinstance(frame, InterruptionFrame):
+            stream = self._streams.get(frame.transport_destination)
+            self._interrupting = True
+            try:
+                if stream is not None:
+                    await self._clear(stream)
+                await super().process_frame(frame, direction)
+            finally:
+                self._interrupting = False
+            return
         await super().process_frame(frame, direction)
-        if isinstance(frame, StartFrame):
-            await self.push_frame(frame, direction)
-            await self.push_frame(OutputTransportReadyFrame(), FrameDirection.UPSTREAM)
-        elif isinstance(frame, InterruptionFrame):
-            # Pushed on first, so what is upstream of here stops producing while the clear travels.
-            await self.push_frame(frame, direction)
-            await self._interrupt()
-        elif isinstance(frame, CancelFrame):
-            await self._interrupt()
-            await self._close()
-            await self.push_frame(frame, direction)
-        elif isinstance(frame, EndFrame):
-            await self._flush_resampler()
-            await self._drain()
-            await self._close()
-            await self.push_frame(frame, direction)
-        elif isinstance(frame, OutputAudioRawFrame) and direction == FrameDirection.DOWNSTREAM:
-            if await self._write(frame):
-                await self.push_frame(frame, direction)
-        elif isinstance(frame, TTSStoppedFrame):
-            await self._flush_resampler()
-            await self.push_frame(frame, direction)
-        else:
-            await self.push_frame(frame, direction)
 
-    async def _open(self, rate: int) -> Playback | None:
-        if self._playback is None and self._params.audio_out_enabled:
-            playback = self._client.playback(
-                rate=rate, channels=self._params.audio_out_channels, stream=self._params.stream
-            )
-            await playback.open()
-            self._playback, self._rate = playback, rate
-            self._watcher = self.create_task(self._watch(playback), f"{self}::heard")
-        return self._playback
+    async def push_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM) -> None:
+        """Holds BotStoppedSpeakingFrame until the bot's last audio was heard."""
+        if isinstance(frame, BotStoppedSpeakingFrame) and direction == FrameDirection.DOWNSTREAM:
+            stream = self._streams.get(frame.transport_destination)
+            if stream is not None and not self._interrupting:
+                await stream.heard()
+        await super().push_frame(frame, direction)
 
-    async def _close(self) -> None:
-        if self._watcher is not None:
-            watcher, self._watcher = self._watcher, None
-            await self.cancel_task(watcher)
-        if self._playback is not None:
-            playback, self._playback = self._playback, None
-            await playback.close()
-        if self._speaking:
-            await self._stopped_speaking()
-
-    async def _write(self, frame: OutputAudioRawFrame) -> bool:
-        try:
-            playback = await self._open(frame.sample_rate)
-            if playback is None:
-                return False
-            audio = self._convert(frame.audio, frame.num_channels)
-            if frame.sample_rate != self._rate:
-                self._resampling = True
-                audio = await self._resampler.resample(audio, frame.sample_rate, self._rate)
-            if audio:
-                await playback.write(audio)
-        except AudiogateError as error:
-            await self.push_error(f"{self}: playback failed: {error}", exception=error)
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        """Sends a chunk once the audio ahead of what was heard is down to the lead."""
+        stream = self._streams.get(frame.transport_destination)
+        if stream is None:
             return False
-        if audio:
-            if not self._speaking:
-                self._speaking = True
-                await self.broadcast_frame(BotStartedSpeakingFrame)
-            self._written.set()
+        epoch = stream.epoch
+        try:
+            await stream.paced(1000 * self._params.audio_out_lead_secs)
+            async with stream.lock:
+                if epoch != stream.epoch and frame.interruptible:
+                    return False  # taken before a clear: it would play after it
+                await stream.send(self._channels(frame), frame.interruptible)
+        except AudiogateError as error:
+            await self._failed(error)
+            return False
         return True
 
-    async def _flush_resampler(self) -> None:
-        """Writes the tail the resampler holds back, at the end of the bot's speech."""
-        if not self._resampling or self._playback is None:
-            return
-        self._resampling = False
-        tail = await self._resampler.flush()
-        if tail:
-            try:
-                await self._playback.write(tail)
-            except AudiogateError as error:
-                logger.warning(f"{self}: playback failed: {error}")
-                return
-            self._written.set()
-
-    def _convert(self, audio: bytes, channels: int) -> bytes:
+    def _channels(self, frame: OutputAudioRawFrame) -> bytes:
+        """The frame's audio with the stream's channel count (mono TTS on a stereo stream, say)."""
         wanted = self._params.audio_out_channels
-        if channels == wanted or not audio:
-            return audio
-        samples = np.frombuffer(audio, dtype="<i2").reshape(-1, channels)
+        if frame.num_channels == wanted or not frame.audio:
+            return frame.audio
+        samples = np.frombuffer(frame.audio, dtype="<i2").reshape(-1, frame.num_channels)
         mono = samples.mean(axis=1).round().astype("<i2")
         return np.repeat(mono, wanted).tobytes() if wanted > 1 else mono.tobytes()
 
-    async def _interrupt(self) -> None:
-        self._written.clear()
-        if self._resampling:
-            self._resampling = False
-            await self._resampler.reset()
-        if self._playback is not None:
-            try:
-                self.last_cleared = await self._playback.clear()
-            except AudiogateError as error:
-                logger.warning(f"{self}: clear failed: {error}")
-        if self._speaking:
-            await self._stopped_speaking()
-
-    async def _drain(self) -> None:
-        """Returns once everything written was heard (the pipeline's end lets the bot finish)."""
-        if self._playback is None or not self._speaking:
+    async def _open(self, destination: str | None, name: str) -> None:
+        if destination in self._streams:
             return
+        playback = self._transport.client.playback(
+            rate=self.sample_rate, channels=self._params.audio_out_channels, stream=name
+        )
+        await playback.open()
+        self._streams[destination] = _Stream(playback, self.sample_rate, self._params.audio_out_channels)
+
+    async def _clear(self, stream: _Stream) -> None:
         try:
-            await self._playback.drained()
+            self.last_cleared = await stream.clear()
         except AudiogateError as error:
-            logger.warning(f"{self}: the playback ended before the last audio was heard: {error}")
+            logger.warning(f"{self}: clear failed: {error}")
 
-    async def _watch(self, playback: Playback) -> None:
-        """One mark at a time after the audio written so far: heard with nothing written since, the bot is quiet."""
-        while True:
-            await self._written.wait()
-            self._written.clear()
-            try:
-                mark = playback.mark()
-            except AudiogateError:
-                return
-            while True:
-                try:
-                    heard = await asyncio.wait_for(asyncio.shield(mark), _SPEAKING_PERIOD_S)
-                    break
-                except asyncio.TimeoutError:
-                    if self._speaking:
-                        await self.broadcast_frame(BotSpeakingFrame)
-                except AudiogateError:
-                    return
-            if heard.heard and not self._written.is_set() and self._speaking:
-                await self._stopped_speaking()
+    async def _failed(self, error: AudiogateError) -> None:
+        if self._streams:
+            await self.push_error(f"{self}: playback failed: {error}", exception=error)
+            await self._close()
+            await self._transport._side_disconnected()
 
-    async def _stopped_speaking(self) -> None:
-        self._speaking = False
-        await self.broadcast_frame(BotStoppedSpeakingFrame)
+    async def _close(self) -> None:
+        streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            await stream.playback.close()
 
 
 class AudiogateTransport(BaseTransport):
@@ -350,6 +411,12 @@ class AudiogateTransport(BaseTransport):
         self._params = params or AudiogateParams()
         self._input: AudiogateInputTransport | None = None
         self._output: AudiogateOutputTransport | None = None
+        self._connected: set[str] = set()
+        self._reported = False
+        self._register_event_handler("on_client_connected")
+        self._register_event_handler("on_client_disconnected")
+        self._register_event_handler("on_device_lost")
+        self._register_event_handler("on_device_restored")
 
     @property
     def client(self) -> Client:
@@ -359,11 +426,32 @@ class AudiogateTransport(BaseTransport):
     def input(self) -> AudiogateInputTransport:
         """The processor that pushes microphone audio and user-speaking frames."""
         if self._input is None:
-            self._input = AudiogateInputTransport(self._client, self._params, name=self._input_name)
+            self._input = AudiogateInputTransport(self, self._params, name=self._input_name)
         return self._input
 
     def output(self) -> AudiogateOutputTransport:
         """The processor that plays the bot's audio."""
         if self._output is None:
-            self._output = AudiogateOutputTransport(self._client, self._params, name=self._output_name)
+            self._output = AudiogateOutputTransport(self, self._params, name=self._output_name)
         return self._output
+
+    async def _side_connected(self, side: str) -> None:
+        self._connected.add(side)
+        # Only the sides in the pipeline (and enabled) count.
+        wanted = set()
+        if self._input is not None and self._params.audio_in_enabled:
+            wanted.add("input")
+        if self._output is not None and self._params.audio_out_enabled:
+            wanted.add("output")
+        if wanted <= self._connected and not self._reported:
+            self._reported = True
+            await self._call_event_handler("on_client_connected", self._client)
+
+    async def _side_disconnected(self) -> None:
+        if self._reported:
+            self._reported = False
+            self._connected.clear()
+            await self._call_event_handler("on_client_disconnected", self._client)
+
+    async def _device(self, state: str) -> None:
+        await self._call_event_handler("on_device_lost" if state == "lost" else "on_device_restored")
