@@ -24,7 +24,6 @@ import io
 import wave
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from audiogate.pipecat import AudiogateParams, AudiogateTransport
 from loguru import logger
 from pipecat.frames.frames import (
     ErrorFrame,
@@ -47,6 +46,8 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 from pipecat.workers.runner import WorkerRunner
+
+from audiogate.pipecat import AudiogateParams, AudiogateTransport
 
 
 class StubSTTService(SegmentedSTTService):

@@ -148,7 +148,7 @@ class AudiogateInputTransport(BaseInputTransport):
 
     async def cleanup(self) -> None:
         """Closes the capture if the pipeline ended without an EndFrame or CancelFrame."""
-        await super().cleanup()  # type: ignore[no-untyped-call]  # unannotated in Pipecat
+        await super().cleanup()  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in Pipecat
         await self._close()
 
     async def _close(self) -> None:
@@ -314,7 +314,7 @@ class AudiogateOutputTransport(BaseOutputTransport):
 
     async def cleanup(self) -> None:
         """Closes the streams if the pipeline ended without an EndFrame or CancelFrame."""
-        await super().cleanup()  # type: ignore[no-untyped-call]  # unannotated in Pipecat
+        await super().cleanup()  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in Pipecat
         await self._close()
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
@@ -360,7 +360,7 @@ class AudiogateOutputTransport(BaseOutputTransport):
         """The frame's audio with the stream's channel count (mono TTS on a stereo stream, say)."""
         wanted = self._params.audio_out_channels
         if frame.num_channels == wanted or not frame.audio:
-            return frame.audio
+            return bytes(frame.audio)
         samples = np.frombuffer(frame.audio, dtype="<i2").reshape(-1, frame.num_channels)
         mono = samples.mean(axis=1).round().astype("<i2")
         return np.repeat(mono, wanted).tobytes() if wanted > 1 else mono.tobytes()
