@@ -25,8 +25,9 @@ uninterruptible frames that was sent and not yet played goes out again after the
 `BotStoppedSpeakingFrame` comes once the last audio was heard.
 
 Transport events: `on_client_connected(transport, client)` once every enabled side reached the
-server, `on_client_disconnected(transport, client)` when the server closed a side or could no longer
-be reached, `on_device_lost(transport)` and `on_device_restored(transport)` from the capture
+server, `on_client_disconnected(transport, client)` when a side lost the server (both sides reconnect
+with the client's back-off, and `on_client_connected` comes again once they are back; a turn
+open when the capture dropped ends there), `on_device_lost(transport)` and `on_device_restored(transport)` from the capture
 device's events. RTVI and other transport messages have no channel on audiogate and are dropped
 at the output (observers still see them).
 """
@@ -59,6 +60,7 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from .capture import AudioChunk, Capture, DeviceEvent, OverrunEvent, VadEvent
 from .client import Client
+from .connection import ConnectionLost, Reconnected
 from .errors import AudiogateError
 from .playback import Cleared, Mark, Playback
 
@@ -178,6 +180,14 @@ class AudiogateInputTransport(BaseInputTransport):
                     logger.warning(f"{self}: fell behind live audio, {item.dropped_ms:.0f} ms dropped")
                 elif isinstance(item, DeviceEvent):
                     await self._transport._device(item.state)
+                elif isinstance(item, ConnectionLost):
+                    # The turn cannot go on over a gap: end it now, as a capture that ended would.
+                    await self._end_speech()
+                    await self._transport._side_disconnected()
+                elif isinstance(item, Reconnected):
+                    gap = "unknown" if item.lost_ms is None else f"{item.lost_ms:.0f} ms"
+                    logger.info(f"{self}: capture back after {item.down_ms:.0f} ms, {gap} of audio lost")
+                    await self._transport._side_connected("input")
         except AudiogateError as error:
             await self._end_speech()
             await self.push_error(f"{self}: capture failed: {error}", exception=error)
@@ -369,10 +379,18 @@ class AudiogateOutputTransport(BaseOutputTransport):
         if destination in self._streams:
             return
         playback = self._transport.client.playback(
-            rate=self.sample_rate, channels=self._params.audio_out_channels, stream=name
+            rate=self.sample_rate, channels=self._params.audio_out_channels, stream=name, on_event=self._connection
         )
         await playback.open()
         self._streams[destination] = _Stream(playback, self.sample_rate, self._params.audio_out_channels)
+
+    def _connection(self, event: object) -> None:
+        """A playback stream's connection events, told to the transport's event handlers."""
+        if isinstance(event, ConnectionLost):
+            self.create_task(self._transport._side_disconnected(), f"{self}::disconnected")
+        elif isinstance(event, Reconnected):
+            logger.info(f"{self}: playback back after {event.down_ms:.0f} ms")
+            self.create_task(self._transport._side_connected("output"), f"{self}::reconnected")
 
     async def _clear(self, stream: _Stream) -> None:
         try:
