@@ -191,7 +191,10 @@ def check_sync(binary, scratch):
         figures = e2e.sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
         ok = (figures is not None and figures["count"] >= 0.9 * 60 and abs(figures["median"]) <= 0.1
               and figures["p95"] <= 0.25)
-        check(ok, f"two audiogate players in sync over 30 s after {SETTLE_S} s: {e2e.describe_sync(figures)}")
+        if not check(ok, f"two audiogate players in sync over 30 s after {SETTLE_S} s: {e2e.describe_sync(figures)}"):
+            for gate in gates:
+                print("\n".join(line for line in gate.log_text().splitlines() if "sendspin" in line or "timed" in line)[-3000:])
+            print(server.log.read_text()[-3000:])
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
         for name, gate in zip(("loud", "quiet"), gates):

@@ -6,9 +6,10 @@ import Logging
 /// `server/activate`, then time answers, stream control, commands and audio chunks. Runs on the
 /// connection's reader task, so decoding never holds up a socket.
 struct SendspinSession {
-    /// Startup lead and steady buffer the player asks for (the reference player's figures).
-    static let requiredLeadTimeMilliseconds = 250
-    static let minimumBufferMilliseconds = 250
+    /// Startup lead and steady buffer the player asks for: the server sends no further ahead than
+    /// this, and a Python server sharing a loaded machine was seen to fall 250 ms behind.
+    static let requiredLeadTimeMilliseconds = 1000
+    static let minimumBufferMilliseconds = 1000
     /// Compressed audio the server may send ahead (`buffer_capacity`): seconds of 48 kHz stereo PCM.
     static let bufferCapacityBytes = 2_000_000
 
