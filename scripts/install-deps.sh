@@ -72,4 +72,25 @@ if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
         .venv-$framework/bin/python -m pip install -q --disable-pip-version-check \
             -r scripts/requirements-$framework.txt "./clients/python[$framework]"
     done
+    # The Sendspin reference server (check_sendspin.py) needs Python 3.12 or newer: the first such
+    # interpreter on PATH, else pyenv's newest 3.12+ (its shims answer only for a selected version).
+    sendspin_python=""
+    for candidate in python3.13 python3.12 python3; do
+        if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+            sendspin_python=$candidate
+            break
+        fi
+    done
+    if [[ -z $sendspin_python ]] && command -v pyenv >/dev/null; then
+        version=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])(\.|$)' | sort -V | tail -1)
+        [[ -n $version ]] && sendspin_python="$(pyenv root)/versions/$version/bin/python3"
+    fi
+    if [[ -z $sendspin_python ]]; then
+        echo "no Python >= 3.12: check_sendspin.py will be skipped"
+    else
+        if [[ ! -x .venv-sendspin/bin/python ]]; then
+            "$sendspin_python" -m venv .venv-sendspin
+        fi
+        .venv-sendspin/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements-sendspin.txt
+    fi
 fi

@@ -22,6 +22,9 @@ public struct AudioGateServer: Sendable {
     /// The Snapcast client, when `--snapcast-server` is set.
     public let snapcast: SnapcastClient?
     let snapcastMetrics: SnapcastMetrics?
+    /// The Sendspin player, when `--sendspin-server` is set.
+    public let sendspin: SendspinClient?
+    let sendspinMetrics: SendspinMetrics?
     let logger: Logger
 
     public init(configuration: ServerConfiguration, logger: Logger) {
@@ -35,6 +38,8 @@ public struct AudioGateServer: Sendable {
         speech = SpeechService()
         snapcast = Self.snapcastClient(configuration: configuration, engine: engine, logger: logger)
         snapcastMetrics = snapcast == nil ? nil : SnapcastMetrics(registry: metrics.registry)
+        sendspin = Self.sendspinClient(configuration: configuration, engine: engine, logger: logger)
+        sendspinMetrics = sendspin == nil ? nil : SendspinMetrics(registry: metrics.registry)
     }
 
     /// The router with every route and middleware.
@@ -78,7 +83,7 @@ public struct AudioGateServer: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "audiogate"),
             // Shut down in reverse: recordings are finished while the capture device still runs.
             services: [engine.capture, engine.playback, recordings, speech] + wyoming.map { $0 as any Service }
-                + (snapcast.map { [$0 as any Service] } ?? []),
+                + (snapcast.map { [$0 as any Service] } ?? []) + (sendspin.map { [$0 as any Service] } ?? []),
             logger: logger)
     }
 

@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var wyoming = WyomingConfiguration()
     /// The Snapcast client (off by default).
     public var snapcast = SnapcastConfiguration()
+    /// The Sendspin player (off by default).
+    public var sendspin = SendspinConfiguration()
 
     public init() {}
 

@@ -100,6 +100,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Snapcast (music in sync with a snapserver)")
     var snapcast: SnapcastOptions
 
+    @OptionGroup(title: "Sendspin (a player of a Sendspin server, such as Music Assistant)")
+    var sendspin: SendspinOptions
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be 1-65535") }
         guard (1...100).contains(periodMs) else { throw ValidationError("--period-ms must be 1-100") }
@@ -196,6 +199,16 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if let problem = configuration.snapcast.problem() {
+            logger.critical("\(problem)")
+            throw ExitCode(2)
+        }
+        do {
+            configuration.sendspin = try sendspin.configuration
+        } catch {
+            logger.critical("\(error.message)")
+            throw ExitCode(2)
+        }
+        if let problem = configuration.sendspin.problem() {
             logger.critical("\(problem)")
             throw ExitCode(2)
         }

@@ -77,6 +77,27 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("a bad --sendspin-server, stream name, output delay or codec list is refused at once, flags and variables alike")
+    func badSendspin() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
+        let server = ["--sendspin-server", "ws://127.0.0.1:8927/sendspin"]
+        let cases: [([String], [String: String], String)] = [
+            (["--sendspin-server", "http://music/sendspin"], [:], "--sendspin-server must be ws://HOST[:PORT]/PATH"),
+            ([], ["AUDIOGATE_SENDSPIN_SERVER": "music:8927"], "--sendspin-server must be ws://HOST[:PORT]/PATH"),
+            (server + ["--sendspin-stream", "no spaces"], [:], "--sendspin-stream must be"),
+            (server + ["--sendspin-output-delay-ms=5001"], [:], "--sendspin-output-delay-ms must be 0-5000"),
+            (server, ["AUDIOGATE_SENDSPIN_OUTPUT_DELAY_MS": "soon"], "AUDIOGATE_SENDSPIN_OUTPUT_DELAY_MS must be an integer"),
+            (server + ["--sendspin-codecs", "mp3"], [:], "--sendspin-codecs takes pcm, flac and opus"),
+            (server + ["--sendspin-codecs", "opus"], [:], "--sendspin-codecs must list pcm or flac"),
+        ]
+        for (flags, environment, message) in cases {
+            let (status, stderr) = try Self.run(
+                ["serve", "--device", "loopback", "--port", "8799"] + flags, seconds: 10, environment: environment)
+            #expect(status == 2, "\(flags) \(environment) was accepted: \(stderr)")
+            #expect(stderr.contains(message), "\(stderr)")
+        }
+    }
+
     @Test("a non-loopback --host without a token exits 2 saying how to pass one; bad token sources too")
     func exposedWithoutToken() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")

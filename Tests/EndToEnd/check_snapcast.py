@@ -176,86 +176,11 @@ def start_audiogate(binary, server, scratch, extra=()):
     return gate
 
 
-class Recorder:
-    """The null sink's monitor (48 kHz stereo) with parec, each block stamped with time.monotonic()
-    when it was read, so a sample's time is known to within a block."""
-
-    def __init__(self):
-        self.process = subprocess.Popen(
-            ["parec", "-d", "speaker.monitor", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
-             "--latency-msec=10"], stdout=subprocess.PIPE)
-        self.blocks = []
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        while True:
-            data = self.process.stdout.read(1920)
-            if not data:
-                return
-            self.blocks.append((time.monotonic(), data))
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
-        self.thread.join(2)
-
-    def samples(self):
-        """(left channel in [-1, 1], monotonic time of sample 0)."""
-        data = b"".join(d for _, d in self.blocks)
-        x = np.frombuffer(data[: len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)[:, 0] / 32768.0
-        # The last block's read time is when its last sample was available.
-        last_time = self.blocks[-1][0] if self.blocks else time.monotonic()
-        return x, last_time - len(x) / RATE
-
-
 # ---- the impulses
-
-def impulse_pairs(x, t0, reference_gain, audiogate_gain):
-    """[(time, offset ms or None)]: for each impulse, audiogate's peak minus the reference's."""
-    loud = np.flatnonzero(np.abs(x) > 0.04)
-    clusters = []
-    for i in loud:
-        if clusters and i - clusters[-1][-1] < RATE // 20:
-            clusters[-1].append(i)
-        else:
-            clusters.append([i])
-    both = IMPULSE * (reference_gain + audiogate_gain)
-    results = []
-    for c in clusters:
-        peaks = [(i, x[i]) for i in c]
-        reference = [i for i, v in peaks if abs(v - IMPULSE * reference_gain) < 0.03]
-        audiogate = [i for i, v in peaks if abs(v - IMPULSE * audiogate_gain) < 0.03]
-        together = [i for i, v in peaks if abs(v - both) < 0.03]
-        if together and not reference and not audiogate:
-            offset = 0.0
-        elif len(reference) == 1 and len(audiogate) == 1:
-            offset = (audiogate[0] - reference[0]) * 1000 / RATE
-        else:
-            offset = None
-        results.append((t0 + c[0] / RATE, offset))
-    return results
-
-
-def sync_figures(pairs, start, end):
-    offsets = [o for t, o in pairs if start <= t < end and o is not None]
-    missing = sum(1 for t, o in pairs if start <= t < end and o is None)
-    if not offsets:
-        return None
-    return dict(count=len(offsets), missing=missing, median=float(np.median(offsets)),
-                p95=float(np.percentile(np.abs(offsets), 95)), worst=float(np.max(np.abs(offsets))))
-
 
 def sync_ok(figures, expected):
     return (figures is not None and figures["count"] >= 0.9 * expected and abs(figures["median"]) <= 0.25
             and figures["p95"] <= 0.5)
-
-
-def describe(figures):
-    if figures is None:
-        return "no impulse pairs heard"
-    return (f"median {figures['median']:+.3f} ms, p95 |offset| {figures['p95']:.3f} ms, worst {figures['worst']:.3f} ms "
-            f"over {figures['count']} impulses ({figures['missing']} unpaired)")
 
 
 def check_sync(binary, scratch, part=None):
@@ -280,16 +205,16 @@ def check_sync(binary, scratch, part=None):
             check(name == "audiogate-test", f"audiogate shows under its --snapcast-name (got {name!r})")
         server.set_volume(REFERENCE_ID, 100)
         server.set_volume(AUDIOGATE_ID, 50)
-        recorder = Recorder()
+        recorder = e2e.Recorder()
         started = time.monotonic()
         # From a cold device the two players wander up to about 2 ms apart for their first 15-20 s
         # (docs/benchmarks.md); the bound is checked on the 30 s after that.
         time.sleep(SETTLE_S + 31)
         x, t0 = recorder.samples()
-        pairs = impulse_pairs(x, t0, 1.0, gain(50))
-        figures = sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
+        pairs = e2e.impulse_pairs(x, t0, IMPULSE * 1.0, IMPULSE * gain(50), RATE)
+        figures = e2e.sync_figures(pairs, started + SETTLE_S, started + SETTLE_S + 30)
         player = "a second snapclient" if second else "audiogate"
-        check(sync_ok(figures, 60), f"{player} in sync with snapclient over 30 s after {SETTLE_S} s: {describe(figures)}")
+        check(sync_ok(figures, 60), f"{player} in sync with snapclient over 30 s after {SETTLE_S} s: {e2e.describe_sync(figures)}")
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
         if second:
@@ -368,9 +293,9 @@ def check_sync(binary, scratch, part=None):
         server.set_volume(REFERENCE_ID, 100)
         time.sleep(16)
         x, t0 = recorder.samples()
-        pairs = impulse_pairs(x, t0, 1.0, gain(50))
-        figures = sync_figures(pairs, joined + 5, joined + 15)
-        check(sync_ok(figures, 20), f"in sync with a snapclient joined to the restarted server, 5-15 s: {describe(figures)}")
+        pairs = e2e.impulse_pairs(x, t0, IMPULSE * 1.0, IMPULSE * gain(50), RATE)
+        figures = e2e.sync_figures(pairs, joined + 5, joined + 15)
+        check(sync_ok(figures, 20), f"in sync with a snapclient joined to the restarted server, 5-15 s: {e2e.describe_sync(figures)}")
         print("  offsets after the restart (s, ms):", " ".join(
             f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-" for t, o in pairs if t > joined))
         return sync_result
@@ -418,7 +343,7 @@ def check_codecs(binary, scratch):
         try:
             server.start()
             time.sleep(0.5)
-            recorder = Recorder()
+            recorder = e2e.Recorder()
             gate = start_audiogate(binary, server, directory)
             started = time.monotonic()
             gate.start()

@@ -357,6 +357,88 @@ def stop_room(player):
     player.wait()
 
 
+class Recorder:
+    """The null sink's monitor (48 kHz stereo) with parec, each block stamped with time.monotonic()
+    when it was read, so a sample's time is known to within a block."""
+
+    RATE = 48000
+
+    def __init__(self):
+        self.process = subprocess.Popen(
+            ["parec", "-d", "speaker.monitor", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
+             "--latency-msec=10"], stdout=subprocess.PIPE)
+        self.blocks = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while True:
+            data = self.process.stdout.read(1920)
+            if not data:
+                return
+            self.blocks.append((time.monotonic(), data))
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+        self.thread.join(2)
+
+    def samples(self):
+        """(left channel in [-1, 1], monotonic time of sample 0)."""
+        data = b"".join(d for _, d in self.blocks)
+        x = np.frombuffer(data[: len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)[:, 0] / 32768.0
+        # The last block's read time is when its last sample was available.
+        last_time = self.blocks[-1][0] if self.blocks else time.monotonic()
+        return x, last_time - len(x) / self.RATE
+
+
+# ---- sync to the sample: two players into one sink, a one-sample impulse every 500 ms
+
+def impulse_pairs(x, t0, reference_peak, other_peak, rate):
+    """[(time, offset ms or None)]: for each impulse in `x` (sample 0 at monotonic `t0`), the second
+    player's peak (height `other_peak`) minus the reference's (`reference_peak`); 0 when they land on
+    one sample (their sum), None when the cluster is not one peak of each."""
+    loud = np.flatnonzero(np.abs(x) > 0.04)
+    clusters = []
+    for i in loud:
+        if clusters and i - clusters[-1][-1] < rate // 20:
+            clusters[-1].append(i)
+        else:
+            clusters.append([i])
+    both = reference_peak + other_peak
+    results = []
+    for c in clusters:
+        peaks = [(i, x[i]) for i in c]
+        reference = [i for i, v in peaks if abs(v - reference_peak) < 0.03]
+        other = [i for i, v in peaks if abs(v - other_peak) < 0.03]
+        together = [i for i, v in peaks if abs(v - both) < 0.03]
+        if together and not reference and not other:
+            offset = 0.0
+        elif len(reference) == 1 and len(other) == 1:
+            offset = (other[0] - reference[0]) * 1000 / rate
+        else:
+            offset = None
+        results.append((t0 + c[0] / rate, offset))
+    return results
+
+
+def sync_figures(pairs, start, end):
+    """Count, unpaired, median, 95th percentile of |offset| and worst of the pairs in [start, end)."""
+    offsets = [o for t, o in pairs if start <= t < end and o is not None]
+    missing = sum(1 for t, o in pairs if start <= t < end and o is None)
+    if not offsets:
+        return None
+    return dict(count=len(offsets), missing=missing, median=float(np.median(offsets)),
+                p95=float(np.percentile(np.abs(offsets), 95)), worst=float(np.max(np.abs(offsets))))
+
+
+def describe_sync(figures):
+    if figures is None:
+        return "no impulse pairs heard"
+    return (f"median {figures['median']:+.3f} ms, p95 |offset| {figures['p95']:.3f} ms, worst {figures['worst']:.3f} ms "
+            f"over {figures['count']} impulses ({figures['missing']} unpaired)")
+
+
 # ---- tones and WAV files
 
 def tone(frequency, seconds, rate, amplitude=0.3, channels=1):

@@ -46,6 +46,8 @@ struct InfoResponse: Encodable {
     var duckDb: Double
     /// Present when `--snapcast-server` is set.
     var snapcast: SnapcastInfo?
+    /// Present when `--sendspin-server` is set.
+    var sendspin: SendspinInfo?
 }
 
 /// `GET /v1/status`.
@@ -103,6 +105,8 @@ struct StatusResponse: Encodable {
     var wyoming: WyomingStatus
     /// Present when `--snapcast-server` is set.
     var snapcast: SnapcastStatus?
+    /// Present when `--sendspin-server` is set.
+    var sendspin: SendspinStatus?
 }
 
 /// `GET /v1/devices`.

@@ -35,7 +35,7 @@ extension AudioGateServer {
                 chunkMs: .init(min: ClientFormats.chunkMilliseconds.lowerBound, max: ClientFormats.chunkMilliseconds.upperBound),
                 resampler: quality.summary),
             limits: configuration.limits, wyoming: wyomingStatus, duckDb: configuration.duckDecibels,
-            snapcast: snapcastInfo)
+            snapcast: snapcastInfo, sendspin: sendspinInfo)
     }
 
     func status() -> StatusResponse {
@@ -57,6 +57,6 @@ extension AudioGateServer {
                 latency: engine.mixer.latencySummary, clearToSilence: engine.mixer.clearToSilenceSummary,
                 streamList: engine.mixer.streamStatus, ducking: engine.mixer.duckingStatus),
             level: .init(rmsDbfs: level.rms, peakDbfs: level.peak), wyoming: wyomingStatus,
-            snapcast: snapcastStatus)
+            snapcast: snapcastStatus, sendspin: sendspinStatus)
     }
 }

@@ -7,6 +7,7 @@ extension AudioGateServer {
             metrics.refresh(from: [engine.capture.monitor.snapshot, engine.playback.monitor.snapshot])
             recordings.refreshMetrics()
             refreshSnapcastMetrics()
+            refreshSendspinMetrics()
             var buffer: [UInt8] = []
             buffer.reserveCapacity(8192)
             metrics.registry.emit(into: &buffer)

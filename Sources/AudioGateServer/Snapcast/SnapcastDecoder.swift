@@ -2,7 +2,7 @@ import AudioGateCore
 import CFFmpeg
 import NIOCore
 
-/// Turns a snapserver's chunks into interleaved 16-bit PCM: PCM as it comes, FLAC, Vorbis (in Ogg)
+/// Turns a music server's chunks (snapserver's, Sendspin's) into interleaved 16-bit PCM: PCM as it comes, FLAC, Vorbis (in Ogg)
 /// and Opus through libavcodec (`DecoderHandle`). One decoder per codec header; not thread-safe.
 final class SnapcastDecoder {
     /// The codec names snapserver sends.
@@ -29,9 +29,7 @@ final class SnapcastDecoder {
     private var packetBytes: [UInt8] = []
 
     /// A decoder for `header`; throws `.badCodecHeader` when the codec is unknown or its header does not parse.
-    init(header: SnapcastCodecHeader) throws(SnapcastError) {
-        CodecLibrary.setUp()
-        codec = header.codec
+    convenience init(header: SnapcastCodecHeader) throws(SnapcastError) {
         switch header.codec {
         case "pcm":
             let wav: WAVHeader
@@ -40,16 +38,9 @@ final class SnapcastDecoder {
             } catch {
                 throw SnapcastError(.badCodecHeader, "the pcm header is not a RIFF WAVE header: \(error.message)")
             }
-            guard StreamingDecoder.channels.contains(wav.format.channels), StreamingDecoder.rates.contains(wav.format.rate)
-            else { throw SnapcastError(.badCodecHeader, "pcm with \(wav.format.channels) channels at \(wav.format.rate) Hz") }
-            format = AudioFormat(rate: wav.format.rate, channels: wav.format.channels, sampleFormat: .s16le)
-            kind = .pcm(wav.format.sampleFormat)
+            try self.init(codec: "pcm", rate: wav.format.rate, channels: wav.format.channels, pcm: wav.format.sampleFormat)
         case "flac":
-            guard header.payload.count >= 42, header.payload.starts(with: Array("fLaC".utf8)) else {
-                throw SnapcastError(.badCodecHeader, "the flac header does not start with fLaC and a STREAMINFO block")
-            }
-            kind = try Self.open(AV_CODEC_ID_FLAC, extradata: header.payload, rate: 0, channels: 0)
-            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
+            try self.init(codec: "flac", rate: 0, channels: 0, extradata: header.payload)
         case "ogg":
             var packets = SnapcastOggPackets()
             var headers: [[UInt8]] = []
@@ -61,16 +52,45 @@ final class SnapcastDecoder {
             }
             guard headers.count == 3, headers[0].count >= 30, headers[0][0] == 1, headers[0][1...6].elementsEqual("vorbis".utf8)
             else { throw SnapcastError(.badCodecHeader, "the ogg header does not hold the three Vorbis header packets") }
-            kind = try Self.open(AV_CODEC_ID_VORBIS, extradata: Self.xiphLaced(headers), rate: 0, channels: 0)
-            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
-            ogg = SnapcastOggPackets()
+            try self.init(codec: "ogg", rate: 0, channels: 0, extradata: SnapcastDecoder.xiphLaced(headers))
         case "opus":
             guard header.payload.count >= 12 else { throw SnapcastError(.badCodecHeader, "the opus header is shorter than 12 bytes") }
             let bytes = header.payload
             func le(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
             guard le(0, 4) == 0x4F50_5553 else { throw SnapcastError(.badCodecHeader, "the opus header lacks its OPUS marker") }
-            let rate = le(4, 4)
-            let channels = le(10, 2)
+            try self.init(codec: "opus", rate: le(4, 4), channels: le(10, 2))
+        default:
+            throw SnapcastError(.badCodecHeader, "unknown codec '\(header.codec.prefix(32))': pcm, flac, ogg and opus are played")
+        }
+    }
+
+    /// A decoder for chunks of `codec` whose format is known: `pcm` in `sampleFormat` at `rate` and
+    /// `channels`; `flac` (extradata `fLaC` and STREAMINFO) and `ogg` (Vorbis, extradata its header
+    /// packets Xiph-laced), whose rate and channels come from the extradata; `opus` packets at
+    /// `rate` and `channels`. Throws `.badCodecHeader` for a codec or format that is not played.
+    init(codec: String, rate: Int, channels: Int, pcm sampleFormat: SampleFormat = .s16le, extradata: [UInt8] = [])
+        throws(SnapcastError)
+    {
+        CodecLibrary.setUp()
+        self.codec = codec
+        switch codec {
+        case "pcm":
+            guard StreamingDecoder.channels.contains(channels), StreamingDecoder.rates.contains(rate) else {
+                throw SnapcastError(.badCodecHeader, "pcm with \(channels) channels at \(rate) Hz")
+            }
+            format = AudioFormat(rate: rate, channels: channels, sampleFormat: .s16le)
+            kind = .pcm(sampleFormat)
+        case "flac":
+            guard extradata.count >= 42, extradata.starts(with: Array("fLaC".utf8)) else {
+                throw SnapcastError(.badCodecHeader, "the flac header does not start with fLaC and a STREAMINFO block")
+            }
+            kind = try Self.open(AV_CODEC_ID_FLAC, extradata: extradata, rate: 0, channels: 0)
+            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
+        case "ogg":
+            kind = try Self.open(AV_CODEC_ID_VORBIS, extradata: extradata, rate: 0, channels: 0)
+            format = AudioFormat(rate: 0, channels: 0, sampleFormat: .s16le)
+            ogg = SnapcastOggPackets()
+        case "opus":
             guard [8000, 12000, 16000, 24000, 48000].contains(rate), (1...2).contains(channels) else {
                 throw SnapcastError(.badCodecHeader, "opus with \(channels) channels at \(rate) Hz")
             }
@@ -78,14 +98,14 @@ final class SnapcastDecoder {
             kind = try Self.open(AV_CODEC_ID_OPUS, extradata: [], rate: 48000, channels: channels)
             format = AudioFormat(rate: 48000, channels: channels, sampleFormat: .s16le)
         default:
-            throw SnapcastError(.badCodecHeader, "unknown codec '\(header.codec.prefix(32))': pcm, flac, ogg and opus are played")
+            throw SnapcastError(.badCodecHeader, "unknown codec '\(codec.prefix(32))': pcm, flac, ogg and opus are played")
         }
         if case .libav(let decoder, _, _) = kind, format.rate == 0 {
             // FLAC and Vorbis learn rate and channels from their header packets.
             let rate = Int(decoder.context.pointee.sample_rate)
             let channels = Int(decoder.context.pointee.ch_layout.nb_channels)
             guard StreamingDecoder.rates.contains(rate), StreamingDecoder.channels.contains(channels) else {
-                throw SnapcastError(.badCodecHeader, "\(header.codec) with \(channels) channels at \(rate) Hz")
+                throw SnapcastError(.badCodecHeader, "\(codec) with \(channels) channels at \(rate) Hz")
             }
             format = AudioFormat(rate: rate, channels: channels, sampleFormat: .s16le)
         }
@@ -93,11 +113,16 @@ final class SnapcastDecoder {
 
     /// Decodes one chunk; `body` gets its interleaved samples (empty when the codec is still filling its pipeline).
     func decode<T>(_ payload: ByteBuffer, _ body: (UnsafeBufferPointer<Int16>) -> T) throws(SnapcastError) -> T {
-        outputCount = 0
         let result = payload.withUnsafeReadableBytes { bytes in
-            Result<Void, SnapcastError> { () throws(SnapcastError) in try decodeChunk(bytes) }
+            Result<T, SnapcastError> { () throws(SnapcastError) in try decode(bytes: bytes, body) }
         }
-        try result.get()
+        return try result.get()
+    }
+
+    /// `decode(_:_:)` over bytes in memory.
+    func decode<T>(bytes: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<Int16>) -> T) throws(SnapcastError) -> T {
+        outputCount = 0
+        try decodeChunk(bytes)
         return output.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<outputCount])) }
     }
 

@@ -1,0 +1,23 @@
+import Logging
+
+extension AudioGateServer {
+    /// The Sendspin player when `--sendspin-server` is set.
+    static func sendspinClient(configuration: ServerConfiguration, engine: AudioEngine, logger: Logger) -> SendspinClient? {
+        guard configuration.sendspin.isEnabled else { return nil }
+        var settings = configuration.sendspin
+        settings.dataDirectory = configuration.dataDirectory
+        return SendspinClient(configuration: settings, mixer: engine.mixer, logger: logger)
+    }
+
+    /// `sendspin` in `/v1/status`.
+    var sendspinStatus: SendspinStatus? { sendspin?.status }
+
+    /// `sendspin` in `/v1/info`.
+    var sendspinInfo: SendspinInfo? { sendspin?.info }
+
+    /// Copies the player's status to its gauges.
+    func refreshSendspinMetrics() {
+        guard let status = sendspinStatus else { return }
+        sendspinMetrics?.refresh(from: status)
+    }
+}

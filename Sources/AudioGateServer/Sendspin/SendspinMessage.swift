@@ -1,0 +1,136 @@
+import Foundation
+
+/// A JSON message from the server, decoded by its `type` into what the player acts on; a type
+/// the player has no use for is `.ignored`, as the specification asks.
+enum SendspinMessage: Sendable, Equatable {
+    case serverHello(name: String)
+    case serverActivate(SendspinActivation)
+    case serverTime(SendspinTimeReply)
+    case streamStart(SendspinStreamFormat?)
+    case streamClear(roles: [String]?)
+    case streamEnd(roles: [String]?)
+    case serverCommand(SendspinPlayerCommand?)
+    case groupUpdate(SendspinGroup)
+    /// A re-handshake (Noise message 1 in band), which only follows pairing.
+    case rehandshake
+    case ignored(type: String)
+
+    /// Longest JSON message taken: far over any control message, under the transport's limit.
+    static let maximumJSONBytes = 1 << 16
+
+    /// Decodes one message; throws `.malformedMessage` when it does not parse or lacks a field
+    /// its type requires.
+    static func decode(_ bytes: ArraySlice<UInt8>) throws(SendspinError) -> SendspinMessage {
+        guard bytes.count <= maximumJSONBytes else {
+            throw SendspinError(.messageTooLarge, "a JSON message of \(bytes.count) bytes")
+        }
+        let data = Data(bytes)
+        let decoder = JSONDecoder()
+        do {
+            let type = try decoder.decode(Envelope.self, from: data).type
+            func payload<P: Decodable>(_: P.Type) throws -> P { try decoder.decode(Body<P>.self, from: data).payload }
+            switch type {
+            case "server/hello": return .serverHello(name: try payload(HelloPayload.self).name)
+            case "server/activate": return .serverActivate(try payload(SendspinActivation.self))
+            case "server/time": return .serverTime(try payload(SendspinTimeReply.self))
+            case "stream/start": return .streamStart(try payload(StreamStartPayload.self).player)
+            case "stream/clear": return .streamClear(roles: try payload(RolesPayload.self).roles)
+            case "stream/end": return .streamEnd(roles: try payload(RolesPayload.self).roles)
+            case "server/command": return .serverCommand(try payload(CommandPayload.self).player)
+            case "group/update": return .groupUpdate(try payload(SendspinGroup.self))
+            case "noise/handshake": return .rehandshake
+            default: return .ignored(type: String(type.prefix(64)))
+            }
+        } catch {
+            throw SendspinError(.malformedMessage, "a JSON message that does not parse: \(Self.describe(error))")
+        }
+    }
+
+    private struct Envelope: Decodable { var type: String }
+    private struct Body<P: Decodable>: Decodable { var payload: P }
+    private struct HelloPayload: Decodable { var name: String }
+    private struct StreamStartPayload: Decodable { var player: SendspinStreamFormat? }
+    private struct RolesPayload: Decodable { var roles: [String]? }
+    private struct CommandPayload: Decodable { var player: SendspinPlayerCommand? }
+
+    /// The decoder's reason in one short line (its descriptions can be long).
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "no '\(key.stringValue)'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+        case DecodingError.dataCorrupted(let context):
+            context.codingPath.isEmpty ? "not JSON" : "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' is invalid"
+        default: "\(error)".prefix(120).description
+        }
+    }
+}
+
+/// `server/activate`: what the server uses this connection for.
+struct SendspinActivation: Decodable, Sendable, Equatable {
+    var activities: [String]
+    /// Nil: the roles of the previous activation stay (none on the first).
+    var activeRoles: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case activities
+        case activeRoles = "active_roles"
+    }
+}
+
+/// `server/time`: the four timestamps of one exchange but our receive time.
+struct SendspinTimeReply: Decodable, Sendable, Equatable {
+    var clientTransmitted: Int64
+    var serverReceived: Int64
+    var serverTransmitted: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case clientTransmitted = "client_transmitted"
+        case serverReceived = "server_received"
+        case serverTransmitted = "server_transmitted"
+    }
+}
+
+/// The `player` object of `stream/start`.
+struct SendspinStreamFormat: Decodable, Sendable, Equatable {
+    var codec: String
+    var sampleRate: Int
+    var channels: Int
+    var bitDepth: Int
+    /// Standard base64 (FLAC: `fLaC` and STREAMINFO).
+    var codecHeader: String?
+
+    enum CodingKeys: String, CodingKey {
+        case codec
+        case sampleRate = "sample_rate"
+        case channels
+        case bitDepth = "bit_depth"
+        case codecHeader = "codec_header"
+    }
+}
+
+/// The `player` object of `server/command`.
+struct SendspinPlayerCommand: Decodable, Sendable, Equatable {
+    var command: String
+    var volume: Int?
+    var mute: Bool?
+    var outputDelayMs: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case command, volume, mute
+        case outputDelayMs = "output_delay_ms"
+    }
+}
+
+/// `group/update`.
+struct SendspinGroup: Decodable, Sendable, Equatable {
+    var playbackState: String?
+    var groupID: String?
+    var groupName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case playbackState = "playback_state"
+        case groupID = "group_id"
+        case groupName = "group_name"
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// The JSON messages the player sends, each `{"type": ..., "payload": {...}}`.
+enum SendspinOutbound {
+    /// `client/init`, the cleartext opening: our identity, protocol version 1 and the suite.
+    static func clientInit(clientID: String, suite: NoiseCipherSuite) -> String {
+        encode("client/init", ClientInit(clientID: clientID, version: 1, suite: suite.rawValue))
+    }
+
+    /// `noise/handshake` carrying one Noise message.
+    static func handshake(_ message: [UInt8]) -> String {
+        encode("noise/handshake", HandshakeData(data: Base64URL.encode(message)))
+    }
+
+    /// `client/hello` for a `player@v1` with `formats` in priority order.
+    static func clientHello(name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int) -> String {
+        let support = PlayerSupport(supportedFormats: formats, bufferCapacity: bufferCapacity)
+        return encode(
+            "client/hello",
+            ClientHello(
+                name: name, deviceInfo: DeviceInfo(productName: "audiogate", softwareVersion: version),
+                supportedRoles: ["player@v1"], playerSupport: support, supportedPairMethods: [:],
+                unpairedAccess: UnpairedAccess(enabled: true)))
+    }
+
+    /// `client/state` with the `player` object.
+    static func clientState(available: Bool, player: SendspinPlayerState) -> String {
+        encode("client/state", ClientState(available: available, player: player))
+    }
+
+    /// `client/time` stamped `now` (our microseconds).
+    static func clientTime(_ now: Int64) -> String {
+        encode("client/time", ClientTime(clientTransmitted: now))
+    }
+
+    /// `client/goodbye` with `reason`.
+    static func goodbye(_ reason: String) -> String {
+        encode("client/goodbye", Goodbye(reason: reason))
+    }
+
+    /// `pair/abort`: a pairing activation this player cannot follow.
+    static func pairAbort(_ reason: String) -> String {
+        encode("pair/abort", Goodbye(reason: reason))
+    }
+
+    private struct Envelope<P: Encodable>: Encodable {
+        var type: String
+        var payload: P
+    }
+
+    private static func encode<P: Encodable>(_ type: String, _ payload: P) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Every payload here is plain strings, integers and booleans: encoding cannot fail.
+        let data = (try? encoder.encode(Envelope(type: type, payload: payload))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private struct ClientInit: Encodable {
+        var clientID: String
+        var version: Int
+        var suite: String
+        enum CodingKeys: String, CodingKey {
+            case clientID = "client_id"
+            case version, suite
+        }
+    }
+
+    private struct HandshakeData: Encodable { var data: String }
+
+    private struct DeviceInfo: Encodable {
+        var productName: String
+        var softwareVersion: String
+        enum CodingKeys: String, CodingKey {
+            case productName = "product_name"
+            case softwareVersion = "software_version"
+        }
+    }
+
+    private struct PlayerSupport: Encodable {
+        var supportedFormats: [SendspinFormat]
+        var bufferCapacity: Int
+        enum CodingKeys: String, CodingKey {
+            case supportedFormats = "supported_formats"
+            case bufferCapacity = "buffer_capacity"
+        }
+    }
+
+    private struct UnpairedAccess: Encodable { var enabled: Bool }
+
+    private struct ClientHello: Encodable {
+        var name: String
+        var deviceInfo: DeviceInfo
+        var supportedRoles: [String]
+        var playerSupport: PlayerSupport
+        var supportedPairMethods: [String: String]
+        var unpairedAccess: UnpairedAccess
+        enum CodingKeys: String, CodingKey {
+            case name
+            case deviceInfo = "device_info"
+            case supportedRoles = "supported_roles"
+            case playerSupport = "player@v1_support"
+            case supportedPairMethods = "supported_pair_methods"
+            case unpairedAccess = "unpaired_access"
+        }
+    }
+
+    private struct ClientState: Encodable {
+        var available: Bool
+        var player: SendspinPlayerState
+    }
+
+    private struct ClientTime: Encodable {
+        var clientTransmitted: Int64
+        enum CodingKeys: String, CodingKey { case clientTransmitted = "client_transmitted" }
+    }
+
+    private struct Goodbye: Encodable { var reason: String }
+}
+
+/// One entry of `supported_formats`.
+struct SendspinFormat: Encodable, Sendable, Equatable {
+    var codec: String
+    var channels: Int
+    var sampleRate: Int
+    var bitDepth: Int
+
+    enum CodingKeys: String, CodingKey {
+        case codec, channels
+        case sampleRate = "sample_rate"
+        case bitDepth = "bit_depth"
+    }
+
+    /// What the player lists for `codecs` in order: 48 kHz stereo first, 16-bit before 24-bit
+    /// (Opus has no bit depth: 16 stands for it).
+    static func supported(codecs: [SendspinCodec]) -> [SendspinFormat] {
+        codecs.flatMap { codec -> [SendspinFormat] in
+            switch codec {
+            case .opus:
+                return [SendspinFormat(codec: "opus", channels: 2, sampleRate: 48000, bitDepth: 16)]
+            case .pcm, .flac:
+                return [48000, 44100].flatMap { rate in
+                    [16, 24].map { SendspinFormat(codec: codec.rawValue, channels: 2, sampleRate: rate, bitDepth: $0) }
+                }
+            }
+        }
+    }
+}
+
+/// The `player` object of `client/state`.
+struct SendspinPlayerState: Encodable, Sendable, Equatable {
+    var volume: Int
+    var muted: Bool
+    var outputDelayMs: Int
+    var requiredLeadTimeMs: Int
+    var minBufferMs: Int
+    var supportedCommands = ["volume", "mute", "set_output_delay"]
+
+    enum CodingKeys: String, CodingKey {
+        case volume, muted
+        case outputDelayMs = "output_delay_ms"
+        case requiredLeadTimeMs = "required_lead_time_ms"
+        case minBufferMs = "min_buffer_ms"
+        case supportedCommands = "supported_commands"
+    }
+}

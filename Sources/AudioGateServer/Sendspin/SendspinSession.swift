@@ -1,0 +1,247 @@
+import AudioGateCore
+import Foundation
+import Logging
+
+/// One connection's encrypted conversation in order: `server/hello`, our `client/hello`,
+/// `server/activate`, then time answers, stream control, commands and audio chunks. Runs on the
+/// connection's reader task, so decoding never holds up a socket.
+struct SendspinSession {
+    /// Startup lead and steady buffer the player asks for: the server sends no further ahead than
+    /// this, and a Python server sharing a loaded machine was seen to fall 250 ms behind.
+    static let requiredLeadTimeMilliseconds = 1000
+    static let minimumBufferMilliseconds = 1000
+    /// Compressed audio the server may send ahead (`buffer_capacity`): seconds of 48 kHz stereo PCM.
+    static let bufferCapacityBytes = 2_000_000
+
+    let client: SendspinClient
+    let sender: AsyncStream<SendspinConnection.Outgoing>.Continuation
+    private(set) var activated = false
+    private var hello = false
+    private var roles: [String] = []
+    private var decoder: SnapcastDecoder?
+    private var format: SendspinStreamFormat?
+    private var ingest: PlaybackIngest?
+    /// Stream starts logged on this connection (one at info level).
+    private var startsLogged = 0
+
+    init(client: SendspinClient, sender: AsyncStream<SendspinConnection.Outgoing>.Continuation) {
+        self.client = client
+        self.sender = sender
+    }
+
+    private var playerActive: Bool { roles.contains("player@v1") }
+
+    /// Handles one whole message that arrived at `received` (CLOCK_MONOTONIC ns).
+    mutating func handle(_ message: SendspinReceiver.Message, receivedAt received: UInt64) async throws {
+        switch message.type {
+        case SendspinReceiver.jsonType:
+            try handle(try SendspinMessage.decode(message.body), receivedAt: received)
+        case SendspinReceiver.audioChunkType:
+            try await play(message.body)
+        default:
+            // Other roles' binaries (artwork, visualizer) are not this player's.
+            break
+        }
+    }
+
+    private mutating func handle(_ message: SendspinMessage, receivedAt received: UInt64) throws {
+        guard hello else {
+            guard case .serverHello(let name) = message else {
+                throw SendspinError(.malformedMessage, "the first message is not server/hello")
+            }
+            hello = true
+            client.state.withLock { $0.serverName = String(name.prefix(128)) }
+            let formats = SendspinFormat.supported(codecs: client.configuration.codecs)
+            sender.yield(
+                .json(
+                    SendspinOutbound.clientHello(
+                        name: client.configuration.name, version: AudioGateVersion.current, formats: formats,
+                        bufferCapacity: Self.bufferCapacityBytes)))
+            return
+        }
+        switch message {
+        case .serverHello:
+            break
+        case .serverActivate(let activation):
+            try activate(activation)
+        case .serverTime(let reply):
+            let (next, synchronized) = try client.clock.record(reply, receivedAt: received)
+            if next { sender.yield(.time) }
+            if synchronized && playerActive { sendState() }
+        case .streamStart(let player):
+            guard let player, playerActive else { return }
+            try start(player)
+        case .streamClear(let clear):
+            if clear?.contains("player") ?? true { ingest?.stream.clear() }
+        case .streamEnd(let ended):
+            if ended?.contains("player") ?? true { end() }
+        case .serverCommand(let command):
+            if let command, playerActive { apply(command) }
+        case .groupUpdate(let group):
+            client.state.withLock { state in
+                if let playing = group.playbackState { state.playbackState = String(playing.prefix(32)) }
+            }
+        case .rehandshake:
+            throw SendspinError(.handshake, "the server began a re-handshake (it follows pairing, which this player does not do)")
+        case .ignored:
+            break
+        }
+    }
+
+    /// `server/activate`: playback (and pairing, refused) are the activities an unpaired player takes.
+    private mutating func activate(_ activation: SendspinActivation) throws {
+        let unknown = activation.activities.filter { $0 != "playback" && $0 != "pairing" }
+        guard unknown.isEmpty else {
+            sender.yield(.json(SendspinOutbound.goodbye("unauthorized")))
+            throw SendspinError(.refused, "the server declared activities \(unknown.prefix(4)) this player does not take")
+        }
+        if activation.activities.contains("pairing") {
+            // No pairing method is offered; the connection stays open for playback.
+            sender.yield(.json(SendspinOutbound.pairAbort("method_not_supported")))
+        }
+        let wasActive = playerActive
+        if let activeRoles = activation.activeRoles { roles = activeRoles } else if !activated { roles = [] }
+        activated = true
+        client.state.withLock {
+            $0.connected = true
+            $0.activities = Array(activation.activities.prefix(4))
+        }
+        if wasActive && !playerActive { end() }
+        if playerActive && !wasActive { sendState() }
+    }
+
+    /// `client/state`: available once the clock is synchronized, with the player's settings.
+    private func sendState() {
+        let player = client.state.withLock { state in
+            SendspinPlayerState(
+                volume: state.volume, muted: state.muted, outputDelayMs: state.outputDelayMilliseconds,
+                requiredLeadTimeMs: Self.requiredLeadTimeMilliseconds, minBufferMs: Self.minimumBufferMilliseconds)
+        }
+        sender.yield(.json(SendspinOutbound.clientState(available: client.clock.isSynchronized, player: player)))
+    }
+
+    /// `server/command`: volume and mute on the stream's gain, the output delay on the chunk times.
+    private func apply(_ command: SendspinPlayerCommand) {
+        switch command.command {
+        case "volume":
+            guard let volume = command.volume else { return }
+            client.state.withLock { $0.volume = min(max(volume, 0), 100) }
+        case "mute":
+            guard let mute = command.mute else { return }
+            client.state.withLock { $0.muted = mute }
+        case "set_output_delay":
+            guard let delay = command.outputDelayMs else { return }
+            client.state.withLock {
+                $0.outputDelayMilliseconds = min(max(delay, 0), SendspinConfiguration.maximumOutputDelayMilliseconds)
+            }
+        default:
+            // Commands not offered in supported_commands are ignored, as the specification asks.
+            return
+        }
+        applyVolume()
+        sendState()
+    }
+
+    private func applyVolume() {
+        let (volume, muted) = client.state.withLock { ($0.volume, $0.muted) }
+        ingest?.stream.setVolume(SendspinVolume.gain(volume: volume), muted: muted)
+    }
+
+    /// `stream/start`: a decoder for the format; the timed stream, taken on the first start.
+    private mutating func start(_ player: SendspinStreamFormat) throws {
+        if player == format, decoder != nil { return }
+        let decoder = try Self.decoder(for: player, codecs: client.configuration.codecs)
+        let ingest: PlaybackIngest
+        if let current = self.ingest {
+            // Another format on the same timeline: queued audio stays unless the rate or the
+            // channels change, which this ingest cannot carry over.
+            if current.format.rate != decoder.format.rate || current.format.channels != decoder.format.channels {
+                current.stream.clear(measured: false)
+                ingest = try PlaybackIngest.timed(stream: current.stream, format: decoder.format, mixFormat: client.mixer.mixFormatProvider)
+            } else {
+                ingest = current
+            }
+        } else {
+            ingest = try client.mixer.acquireTimed(client.configuration.stream, role: .music, format: decoder.format)
+        }
+        self.decoder = decoder
+        self.format = player
+        self.ingest = ingest
+        applyVolume()
+        client.state.withLock {
+            $0.codec = player.codec
+            $0.format = player
+            $0.stream = ingest.stream
+        }
+        let level: Logger.Level = startsLogged == 0 ? .info : .debug
+        startsLogged += 1
+        client.logger.log(
+            level: level, "sendspin stream: \(player.codec), \(player.sampleRate) Hz, \(player.channels) channels, \(player.bitDepth) bits")
+    }
+
+    /// `stream/end`: the stream is given back until the next start.
+    private mutating func end() {
+        decoder = nil
+        format = nil
+        ingest = nil
+        client.releaseStream()
+    }
+
+    /// One audio chunk: its 12 header bytes after the type (timestamp, send-ahead), then whole codec units.
+    private mutating func play(_ body: ArraySlice<UInt8>) async throws {
+        guard let decoder, let ingest else { return }
+        guard body.count >= 12 else {
+            throw SendspinError(.malformedMessage, "an audio chunk of \(body.count + 1) bytes is shorter than its 13-byte header")
+        }
+        let timestamp = body.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let delay = Int64(client.state.withLock { $0.outputDelayMilliseconds }) * 1000
+        guard let local = try client.clock.localNanoseconds(forServer: Int64(bitPattern: timestamp), minus: delay) else { return }
+        let payload = body.dropFirst(12)
+        let waiting: [Int16]?
+        do {
+            // Offered from the decoder's buffer; copied only when the stream is full and the chunk
+            // has to wait for room.
+            waiting = try payload.withUnsafeBytes { raw in
+                try decoder.decode(bytes: raw) { samples -> [Int16]? in
+                    guard !samples.isEmpty else { return nil }
+                    return ingest.offer(UnsafeRawBufferPointer(samples), presentedAt: local) == .consumed(0) ? Array(samples) : nil
+                }
+            }
+        } catch let error as SnapcastError {
+            throw SendspinError(.badChunk, error.message)
+        }
+        if let waiting { try await ingest.write(waiting, presentedAt: local) }
+        client.state.withLock { $0.played = true }
+    }
+
+    /// A decoder for a `stream/start` format: a codec this player offered, PCM of 16 or 24 bits,
+    /// FLAC with its STREAMINFO header, Opus.
+    static func decoder(for player: SendspinStreamFormat, codecs: [SendspinCodec]) throws(SendspinError) -> SnapcastDecoder {
+        guard let codec = SendspinCodec(rawValue: player.codec), codecs.contains(codec) else {
+            throw SendspinError(.badFormat, "stream/start names codec '\(player.codec.prefix(32))', which this player did not offer")
+        }
+        var sampleFormat = SampleFormat.s16le
+        var extradata: [UInt8] = []
+        switch codec {
+        case .pcm:
+            switch player.bitDepth {
+            case 16: sampleFormat = .s16le
+            case 24: sampleFormat = .s24le3
+            default: throw SendspinError(.badFormat, "pcm of \(player.bitDepth) bits: 16 and 24 are played")
+            }
+        case .flac:
+            guard let header = player.codecHeader, let bytes = Data(base64Encoded: header) else {
+                throw SendspinError(.badFormat, "flac without a base64 codec_header")
+            }
+            extradata = Array(bytes)
+        case .opus:
+            break
+        }
+        do throws(SnapcastError) {
+            return try SnapcastDecoder(
+                codec: codec.rawValue, rate: player.sampleRate, channels: player.channels, pcm: sampleFormat, extradata: extradata)
+        } catch {
+            throw SendspinError(.badFormat, error.message)
+        }
+    }
+}
