@@ -3,8 +3,10 @@
 The server runs under `valgrind --tool=callgrind` with its devices kept running
 (AUDIOGATE_DEVICE_IDLE_MS=0), so every count covers the same periods. For each case the load is
 started and settles, then the counters are zeroed (`callgrind_control -z`), the case runs for a
-window, and they are dumped (`callgrind_control -d`); the dump's total is divided by the periods
-the card ran in the window (frames from /v1/status over the period of 480 frames, 10 ms at 48 kHz).
+window, and they are dumped (`callgrind_control -d`). The window's periods are counted in the dump
+itself: the playback device thread renders exactly one period (480 frames, 10 ms at 48 kHz) per
+call of the mixer's render, and the loopback card runs capture and playback on one clock. Nothing
+else runs in the server during the window (no status read), so a count is the server's own work.
 Nothing here needs more than the standard library, valgrind, objcopy and a C compiler.
 
 Used by callgrind_gate.py (the performance gate) and bench_idle.py (the idle benchmark's table).
@@ -25,8 +27,6 @@ SCRIPTS = pathlib.Path(__file__).resolve().parent
 BENCHMARKS = SCRIPTS.parent
 REPO = BENCHMARKS.parent
 CAPTURE_PATH = "/v1/capture?rate=16000&chunk_ms=20"
-# The loopback card's period: 480 frames at 48 kHz (10 ms), capture and playback.
-PERIOD_FRAMES = 480
 
 
 def compiled(source, name, libraries=()):
@@ -74,6 +74,13 @@ def start_playback_load(loader, port, streams, seconds):
                             stdout=subprocess.PIPE, text=True)
 
 
+def connection_limit(binary):
+    """`--max-connections` raised for 100 clients, on builds that have the flag (the thresholds'
+    own commit may predate it, when there was no limit)."""
+    usage = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True).stdout
+    return ["--max-connections", "2000"] if "--max-connections" in usage else []
+
+
 class CallgrindServer:
     """The server under callgrind on the loopback card, its devices kept running."""
 
@@ -88,7 +95,7 @@ class CallgrindServer:
         argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out_dir}/callgrind.out.%p",
                 str(stripped), "serve", "--device", "loopback",
                 "--host", "127.0.0.1", "--port", str(self.port),
-                "--log-level", "error", "--max-capture-clients", "1000", "--max-connections", "2000",
+                "--log-level", "error", "--max-capture-clients", "1000", *connection_limit(binary),
                 "--data-dir", str(self.out_dir), *extra]
         # Devices kept running, so every case counts the same periods; by environment, which builds
         # from before --device-idle-ms existed ignore.
@@ -110,17 +117,14 @@ class CallgrindServer:
         with urllib.request.urlopen(self.base + "/v1/status", timeout=30) as r:
             return json.loads(r.read())
 
-    def window(self, seconds, label, frames=None):
-        """Zeroes the counters, waits `seconds`, dumps them; returns (the dump, periods in the window).
-        `frames(status)` is the frame counter the periods are counted by; without it no status is read
-        (and the periods are None)."""
+    def window(self, seconds, label):
+        """Zeroes the counters, waits `seconds`, dumps them; returns (the dump, periods in the window)."""
         subprocess.run(["callgrind_control", "-z", str(self.process.pid)], check=True, capture_output=True)
-        first = frames(self.status()) if frames else None
         time.sleep(seconds)
-        last = frames(self.status()) if frames else None
         subprocess.run(["callgrind_control", "-d", label, str(self.process.pid)],
                        check=True, capture_output=True, text=True)
-        return latest_dump(self.out_dir), ((last - first) / PERIOD_FRAMES if frames else None)
+        dump = latest_dump(self.out_dir)
+        return dump, device_periods(dump)
 
     def stop(self):
         self.process.terminate()
@@ -131,17 +135,14 @@ class CallgrindServer:
             self.process.wait()
 
 
-def capture_frames(status):
-    return status["capture"]["frames"]
-
-
-def played_frames(status):
-    return status["playback"]["played_frames"]
-
-
 def latest_dump(out_dir):
     dumps = sorted(pathlib.Path(out_dir).glob("callgrind.out.*"), key=lambda p: p.stat().st_mtime)
     return dumps[-1]
+
+
+def device_periods(dump):
+    """Device periods in a dump's window: calls of the mixer's render, one period each."""
+    return per_call(dump, is_mixer_render)[1]
 
 
 def total_instructions(dump):
@@ -205,7 +206,7 @@ def capture_counts(server, loader, clients_list, seconds):
     for clients in clients_list:
         load = start_capture_load(loader, server.port, clients, 0, seconds + 20 + clients / 5) if clients else None
         time.sleep(5 + clients / 5)
-        dump, periods = server.window(seconds, f"capture{clients}", capture_frames)
+        dump, periods = server.window(seconds, f"capture{clients}")
         instructions = total_instructions(dump)
         rows[clients] = {"instructions_per_period": round(instructions / periods) if periods else None,
                          "periods": round(periods)}
@@ -252,7 +253,7 @@ def playback_counts(server, loader, streams_list, seconds):
         load = start_playback_load(loader, server.port, streams, seconds + 20)
         time.sleep(5)
         realtime = streams == 1
-        dump, periods = server.window(seconds, f"playback{streams}", played_frames if realtime else None)
+        dump, periods = server.window(seconds, f"playback{streams}")
         message, calls = per_call(dump, is_playback_read)
         render, renders = per_call(dump, is_mixer_render)
         row = {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
@@ -341,7 +342,7 @@ def timed_counts(binary, seconds):
                 raise RuntimeError("the Snapcast stream did not start playing under callgrind")
             # Past the start: the clock offset settles and the playout locks to the chunks' times.
             time.sleep(5)
-            dump, periods = server.window(seconds, "timed1", played_frames)
+            dump, periods = server.window(seconds, "timed1")
             render, renders = per_call(dump, is_mixer_render)
             instructions = total_instructions(dump)
             return {"mixer_instructions_per_period": round(render) if render else None, "renders": renders,
