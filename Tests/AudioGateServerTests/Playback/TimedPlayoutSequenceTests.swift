@@ -12,7 +12,8 @@ import Testing
 ///
 /// The audio is two channels: the first carries each queued frame's number, the second 1, so a
 /// frame of the output says which queued frame played there (first / second) and at what gain
-/// (second). The expected runs, statistics and digest were recorded from the flag-steered render.
+/// (second). The expected runs, statistics and digest were recorded from the render as it was
+/// before its phases, when six flags steered it.
 @Suite("timed playout sequence")
 struct TimedPlayoutSequenceTests {
     static let rate = 48000
@@ -77,7 +78,7 @@ struct TimedPlayoutSequenceTests {
             }
             let count = output.withUnsafeMutableBufferPointer { output in
                 let slice = UnsafeMutableBufferPointer(rebasing: output[(index * period * 2)..<((index + 1) * period * 2)])
-                let count = playout.render(into: slice, frames: period, startTime: nanoseconds(startFrame(index)))
+                let count = playout.render(into: slice, frames: period, startTime: nanoseconds(startFrame(index))).filled
                 if count == 0 { slice.update(repeating: 0) }
                 return count
             }

@@ -26,7 +26,8 @@ struct TimedPlayoutTests {
                 every?(index, &playout)
                 let slice = UnsafeMutableBufferPointer(rebasing: output[(index * period)..<((index + 1) * period)])
                 let filled = playout.render(
-                    into: slice, frames: period, startTime: start + Double(index * period) * nanosecondsPerFrame)
+                    into: slice, frames: period, startTime: start + Double(index * period) * nanosecondsPerFrame
+                ).filled
                 if filled == 0 { slice.update(repeating: 0) }
                 if let offset = playout.statistics.offsetMicroseconds { offsets.append(offset) }
             }
