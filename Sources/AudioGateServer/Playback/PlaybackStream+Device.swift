@@ -11,11 +11,17 @@ extension PlaybackStream {
     func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat, at period: PlaybackPeriod) -> Int {
         // The scratch buffer belongs to the calling thread for the whole call; the ring only copies into it.
         let handoff = LentBuffer(destination)
-        let timed = policy == .timed
         let result = state.withLock { state -> RenderResult in
-            let result = timed
-                ? Self.renderTimed(&state, into: handoff.buffer, frames: frames, format: format, period: period)
-                : Self.renderQueued(&state, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
+            // Held: the timeline stays as it is, so playing on continues the same run without a gap counted.
+            guard !state.paused else { return RenderResult(filled: 0) }
+            let result = state.updatePlayout(
+                queued: { queue, timeline in
+                    Self.renderQueued(
+                        &queue, &timeline, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
+                },
+                timed: { timed, timeline in
+                    Self.renderTimed(&timed, &timeline, into: handoff.buffer, frames: frames, format: format, period: period)
+                })
             guard result.filled > 0, let output = handoff.buffer.baseAddress else {
                 state.gain = state.targetGain
                 return result
@@ -42,77 +48,62 @@ extension PlaybackStream {
     }
 
     private static func renderQueued(
-        _ state: inout State, into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat,
-        startFrame: UInt64
+        _ queue: inout PlayoutQueue, _ timeline: inout PlaybackTimeline, into destination: UnsafeMutableBufferPointer<Float>,
+        frames: Int, format: AudioFormat, startFrame: UInt64
     ) -> RenderResult {
-        // Held: the timeline stays as it is, so playing on continues the same run without a gap counted.
-        guard !state.paused else { return RenderResult(filled: 0) }
-        if !state.queue.matches(format) {
+        if !queue.matches(format) {
             // Audio resampled for another hardware format would play at the wrong pitch; the
             // next write rebuilds the queue for the new format.
-            guard !state.queue.isEmpty else { return RenderResult(filled: 0) }
-            let (dropped, wakes) = state.queue.removeAll()
-            state.timeline.skip(dropped)
+            guard !queue.isEmpty else { return RenderResult(filled: 0) }
+            let (dropped, wakes) = queue.removeAll()
+            timeline.skip(dropped)
             return RenderResult(filled: 0, wakes: wakes)
         }
-        if !state.timeline.active {
-            guard !state.queue.isEmpty else { return RenderResult(filled: 0) }
+        if !timeline.active {
+            guard !queue.isEmpty else { return RenderResult(filled: 0) }
             let needed = UInt64(format.rate) * PlaybackTimeline.prebufferNanoseconds / 1_000_000_000
-            guard state.timeline.starts(buffered: UInt64(state.queue.frames), needed: needed) else { return RenderResult(filled: 0) }
+            guard timeline.starts(buffered: UInt64(queue.frames), needed: needed) else { return RenderResult(filled: 0) }
         }
-        let (taken, wakes) = state.queue.read(into: destination, frames: frames)
-        state.timeline.rendered(taken, of: frames, startFrame: startFrame)
+        let (taken, wakes) = queue.read(into: destination, frames: frames)
+        timeline.rendered(taken, of: frames, startFrame: startFrame)
         return RenderResult(filled: taken, wakes: wakes)
     }
 
     private static func renderTimed(
-        _ state: inout State, into destination: UnsafeMutableBufferPointer<Float>, frames: Int, format: AudioFormat,
-        period: PlaybackPeriod
+        _ timed: inout TimedPlayout, _ timeline: inout PlaybackTimeline, into destination: UnsafeMutableBufferPointer<Float>,
+        frames: Int, format: AudioFormat, period: PlaybackPeriod
     ) -> RenderResult {
-        guard state.timed!.matches(format) else {
+        guard timed.matches(format) else {
             // Converted for another hardware format: the producer starts over at its next chunk.
-            guard !state.timed!.isEmpty else { return RenderResult(filled: 0) }
-            let flushed = UInt64(state.timed!.frames)
-            let wakes = state.timed!.reset()
-            state.timeline.skip(flushed)
+            guard !timed.isEmpty else { return RenderResult(filled: 0) }
+            let flushed = UInt64(timed.frames)
+            let wakes = timed.reset()
+            timeline.skip(flushed)
             return RenderResult(filled: 0, wakes: wakes)
         }
         guard let leaveTime = period.leaveTime else { return RenderResult(filled: 0) }
-        let underruns = state.timed!.statistics.underruns
-        let filled = state.timed!.render(into: destination, frames: frames, startTime: leaveTime)
+        let rendered = timed.render(into: destination, frames: frames, startTime: leaveTime)
         // Dated like queued audio, so a clear answers what played and the stream idles once heard;
         // a timed period is filled whole or not at all, so the timeline never counts it dry.
-        state.timeline.rendered(filled, of: filled, startFrame: period.startFrame)
-        return RenderResult(
-            filled: filled, wakes: state.timed!.takeWakes(), underran: state.timed!.statistics.underruns != underruns)
+        timeline.rendered(rendered.filled, of: rendered.filled, startFrame: period.startFrame)
+        return RenderResult(filled: rendered.filled, wakes: rendered.wakes, underran: rendered.underran)
     }
 
-    /// Playback thread: the card has played everything up to device frame `playedDevice`. Fires
-    /// marks and `drained` whose audio has been heard and finishes latency measurements, all after
+    /// Playback thread: the card has played everything up to device frame `playedDevice`. Sends
+    /// the marks and `drained` the timeline finds heard and records its latency spans, all after
     /// the stream's lock is let go.
     func progress(playedDevice: UInt64, rate: Int) {
         let (progress, listeners) = state.withLock { state -> (PlaybackTimeline.Progress, [PlaybackListener]) in
-            let progress = state.timeline.progress(playedDevice: playedDevice, queueEmpty: state.queue.isEmpty)
-            return (progress, progress.isEmpty ? [] : state.listeners)
+            let progress = state.timeline.progress(playedDevice: playedDevice, rate: rate, queueEmpty: state.playout.isEmpty)
+            return (progress, progress.sends.isEmpty ? [] : state.listeners)
         }
         // An empty progress allocates nothing: a period without a mark, a drain or a probe costs nothing here.
         guard !progress.isEmpty else { return }
-        for mark in progress.dueMarks {
-            for listener in listeners where listener.id == mark.listener { listener.send(.mark(name: mark.name)) }
-        }
-        if progress.drained {
-            for listener in listeners { listener.send(.drained) }
+        for send in progress.sends {
+            for listener in listeners where send.listener == nil || send.listener == listener.id { listener.send(send.event) }
         }
         let now = MonotonicClock.nowNanoseconds()
-        let framesToNanoseconds = { (frames: UInt64) -> UInt64 in frames * 1_000_000_000 / UInt64(max(rate, 1)) }
-        for probe in progress.heardProbes {
-            let heardAt = now &- framesToNanoseconds(playedDevice - (probe.deviceFrame ?? playedDevice))
-            metrics.recordLatency(nanoseconds: Int64(bitPattern: heardAt &- probe.startNanoseconds))
-        }
-        if let clearProbe = progress.silentAfterClear {
-            let silentAt = now &- framesToNanoseconds(playedDevice - clearProbe.deviceEnd)
-            let elapsed = silentAt > clearProbe.startNanoseconds ? silentAt - clearProbe.startNanoseconds : 0
-            metrics.recordClearToSilence(nanoseconds: Int64(elapsed))
-        }
+        for latency in progress.latencies { metrics.recordLatency(nanoseconds: latency.nanoseconds(at: now)) }
+        if let span = progress.clearToSilence { metrics.recordClearToSilence(nanoseconds: max(0, span.nanoseconds(at: now))) }
     }
 }

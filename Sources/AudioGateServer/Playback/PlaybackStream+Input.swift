@@ -5,7 +5,7 @@ extension PlaybackStream {
     /// What a producer learns before it converts a slice: whether the queue has room, and how many
     /// clears there have been (a clear since its last look resets its converter).
     func admission() -> (hasRoom: Bool, clears: Int) {
-        state.withLock { ($0.queue.hasRoom, $0.timeline.clears) }
+        state.withLock { state in state.updateQueue { queue, timeline in (queue.hasRoom, timeline.clears) } }
     }
 
     /// Queues converted samples of `mix` (a slice admitted by `admission`); returns whether the
@@ -16,16 +16,17 @@ extension PlaybackStream {
         // The producer's converter owns the samples for the duration of the copy.
         let handoff = LentBuffer(samples)
         let result: (Bool?, Bool, WaiterList.Wakes) = state.withLock { state in
-            if let clears, state.timeline.clears != clears { return (nil, false, .none) }
-            var wakes = WaiterList.Wakes.none
-            if !state.queue.matches(mix) {
-                let (dropped, woken) = state.queue.reformat(mix)
-                state.timeline.skip(dropped)
-                wakes = woken
+            state.updateQueue { queue, timeline in
+                if let clears, timeline.clears != clears { return (nil, false, .none) }
+                var wakes = WaiterList.Wakes.none
+                if !queue.matches(mix) {
+                    let (dropped, woken) = queue.reformat(mix)
+                    timeline.skip(dropped)
+                    wakes = woken
+                }
+                let underrun = timeline.queued(queue.write(handoff.readOnly), at: now)
+                return (queue.hasRoom, underrun, wakes)
             }
-            let written = state.queue.write(handoff.readOnly)
-            let underrun = state.timeline.queued(written, at: now)
-            return (state.queue.hasRoom, underrun, wakes)
         }
         result.2.run()
         if result.1 { metrics.underruns.increment() }
@@ -42,7 +43,7 @@ extension PlaybackStream {
     /// what is queued is no underrun, and it starts playing without the jitter buffer.
     func placeBoundary() {
         state.withLock { state in
-            state.timeline.placeBoundary(at: state.timeline.queuedTotal, queueEmpty: state.queue.isEmpty)
+            state.timeline.placeBoundary(at: state.timeline.queuedTotal, queueEmpty: state.playout.isEmpty)
         }
     }
 
@@ -54,7 +55,7 @@ extension PlaybackStream {
         state.withLock { state in
             state.timeline.addMark(
                 name, listener: listener.id, at: state.timeline.queuedTotal + pending, limit: maxPendingMarks,
-                queueEmpty: state.queue.isEmpty)
+                queueEmpty: state.playout.isEmpty)
         }
     }
 
@@ -72,12 +73,10 @@ extension PlaybackStream {
     func clear(measured: Bool = true) -> ClearResult {
         let now = MonotonicClock.nowNanoseconds()
         let (event, listeners, result, wakes) = state.withLock { state in
-            let rate = Double(max(state.queued.rate, 1))
-            var (flushed, wakes) = state.queue.removeAll()
-            if state.timed != nil {
-                flushed = UInt64(state.timed!.frames)
-                wakes = state.timed!.reset()
-            }
+            let rate = Double(max(state.playout.queued.rate, 1))
+            let (flushed, wakes) = state.updatePlayout(
+                queued: { queue, _ in queue.removeAll() },
+                timed: { timed, _ in (UInt64(timed.frames), timed.reset()) })
             let played = state.timeline.clear(flushed: flushed, at: now, measured: measured)
             let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
             return (
@@ -105,14 +104,14 @@ extension PlaybackStream {
     /// Registers `wake` for when the queue falls to its low watermark; nil when it has room now.
     func whenRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
         state.withLock { state in
-            state.timed != nil ? state.timed!.waitForRoom(wake) : state.queue.waitForRoom(wake)
+            state.updatePlayout(queued: { queue, _ in queue.waitForRoom(wake) }, timed: { timed, _ in timed.waitForRoom(wake) })
         }
     }
 
     /// Forgets a `whenRoom` registration whose producer stopped waiting.
     func cancelWait(_ id: Int) {
         state.withLock { state in
-            if state.timed != nil { state.timed!.cancelWait(id) } else { state.queue.cancelWait(id) }
+            state.updatePlayout(queued: { queue, _ in queue.cancelWait(id) }, timed: { timed, _ in timed.cancelWait(id) })
         }
     }
 

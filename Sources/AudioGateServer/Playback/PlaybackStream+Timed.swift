@@ -39,32 +39,32 @@ extension PlaybackStream {
     /// Producer side: dates `chunk` in the playout, or says why not.
     func admit(_ chunk: TimedChunk, mix: AudioFormat, now: UInt64) -> TimedAdmission {
         state.withLock { state in
-            guard state.timed != nil else { return TimedAdmission(outcome: .full, generation: 0, restart: false, wasEmpty: false) }
-            if !state.timed!.matches(mix) {
-                // The card reopened in another format: what was converted for the old one is gone.
-                let old = state.timed!
-                state.timeline.skip(UInt64(old.frames))
-                var rebuilt = TimedPlayout(format: mix, limitSeconds: old.limitFrames / max(old.rate, 1), generation: old.generation + 1)
-                rebuilt.statistics = old.statistics
-                state.timed = rebuilt
-            }
-            let generation = state.timed!.generation
-            let restart = chunk.generation != generation
-            var admission = TimedAdmission(outcome: .queued, generation: generation, restart: restart, wasEmpty: false)
-            if chunk.end < now {
-                state.timed!.statistics.lateChunks += 1
-                state.timed!.statistics.lateFrames += chunk.frames
-                admission.outcome = .late
+            state.updateTimed { timed, timeline in
+                if !timed.matches(mix) {
+                    // The card reopened in another format: what was converted for the old one is gone.
+                    timeline.skip(UInt64(timed.frames))
+                    var rebuilt = TimedPlayout(
+                        format: mix, limitSeconds: timed.limitFrames / max(timed.rate, 1), generation: timed.generation + 1)
+                    rebuilt.statistics = timed.statistics
+                    timed = rebuilt
+                }
+                let restart = chunk.generation != timed.generation
+                var admission = TimedAdmission(outcome: .queued, generation: timed.generation, restart: restart, wasEmpty: false)
+                if chunk.end < now {
+                    timed.statistics.lateChunks += 1
+                    timed.statistics.lateFrames += chunk.frames
+                    admission.outcome = .late
+                    return admission
+                }
+                guard timed.hasRoom else {
+                    admission.outcome = .full
+                    return admission
+                }
+                let position = Double(restart ? 0 : chunk.inputFrames) * Double(mix.rate) / Double(max(chunk.rate, 1))
+                admission.wasEmpty = timed.isEmpty
+                timed.addRecord(position: position, time: Double(chunk.start))
                 return admission
             }
-            guard state.timed!.hasRoom else {
-                admission.outcome = .full
-                return admission
-            }
-            let position = Double(restart ? 0 : chunk.inputFrames) * Double(mix.rate) / Double(max(chunk.rate, 1))
-            admission.wasEmpty = state.timed!.isEmpty
-            state.timed!.addRecord(position: position, time: Double(chunk.start))
-            return admission
         }
     }
 
@@ -74,9 +74,10 @@ extension PlaybackStream {
         // The producer's converter owns the samples for the duration of the copy.
         let handoff = LentBuffer(samples)
         state.withLock { state in
-            guard state.timed?.generation == generation else { return }
-            let written = state.timed!.write(handoff.readOnly)
-            _ = state.timeline.queued(written, at: now)
+            state.updateTimed { timed, timeline in
+                guard timed.generation == generation else { return }
+                _ = timeline.queued(timed.write(handoff.readOnly), at: now)
+            }
         }
     }
 

@@ -5,15 +5,16 @@ import Synchronization
 /// One named playback stream: the mixer renders it on the device thread; producers feed it through
 /// a `PlaybackIngest` each, which converts their audio to the mix format on the network side.
 ///
-/// Its `policy` says how audio is timed: queued audio plays as it arrives (several producers may
-/// feed the same name, one after the other, and every listener sees its `cleared` and `drained`
-/// events); timed audio (a network player's) leaves the loudspeaker at each chunk's presentation
+/// Its `policy` (the case of its `Playout`) says how audio is timed: queued audio plays as it
+/// arrives (several producers may feed the same name, one after the other, and every listener sees
+/// its `cleared` and `drained` events); timed audio (a network player's) leaves the loudspeaker at each chunk's presentation
 /// time. Either way the stream has one render, one gain, one clear and the same back-pressure.
 /// Positions are counted in frames of the mix format from the stream's creation.
 public final class PlaybackStream: Sendable {
     /// The stream's name (`?stream=`).
     public let name: String
-    /// Queued or timed.
+    /// Queued or timed: the case of the stream's `Playout`, which no transition changes. Kept
+    /// outside the lock, since the device thread asks every period (`PlaybackMixer.needsDevice`).
     public let policy: PlayoutPolicy
     let quality: Resampler.Quality
     let metrics: PlaybackMetrics
@@ -32,10 +33,8 @@ public final class PlaybackStream: Sendable {
     }
 
     struct State {
-        /// The queued policy's audio.
-        var queue: PlayoutQueue
-        /// The timed policy's audio and its playout; nil for a queued stream.
-        var timed: TimedPlayout?
+        /// The audio, queued or timed.
+        var playout: Playout
         var timeline = PlaybackTimeline()
         var listeners: [PlaybackListener] = []
         /// The stream's own gain (a network player's volume), ramped at each change.
@@ -50,41 +49,41 @@ public final class PlaybackStream: Sendable {
         role: PlaybackRole = .voice, maxPendingMarks: Int, policy: PlayoutPolicy = .queued, demand: DeviceDemand? = nil
     ) {
         self.name = name
-        self.policy = policy
         self.demand = demand
         self.maxPendingMarks = maxPendingMarks
         roleIsMusic = Atomic(role == .music)
         self.quality = quality
         self.metrics = metrics
-        let timed = policy == .timed ? TimedPlayout(format: mixFormat, limitSeconds: limitSeconds) : nil
-        state = Mutex(State(queue: PlayoutQueue(format: mixFormat, limitSeconds: limitSeconds), timed: timed))
+        let playout = Playout(policy: policy, format: mixFormat, limitSeconds: limitSeconds)
+        self.policy = playout.policy
+        state = Mutex(State(playout: playout))
     }
 
     // MARK: - Readers
 
     /// Queued frames not yet taken by the mixer, at the mix rate.
     public var queued: QueuedAudio {
-        state.withLock { $0.queued }
+        state.withLock { $0.playout.queued }
     }
 
     /// Queued audio in milliseconds.
     public var queuedMilliseconds: Double { queued.milliseconds }
 
     /// Underruns counted on this stream: a queue that ran dry mid-audio, or a timed playout that did.
-    public var underruns: Int { state.withLock { $0.timeline.underruns + ($0.timed?.statistics.underruns ?? 0) } }
+    public var underruns: Int {
+        state.withLock { $0.timeline.underruns + ($0.playout.statistics?.underruns ?? 0) }
+    }
 
     /// Nothing queued and everything rendered was heard.
     var isIdle: Bool {
-        state.withLock { state in
-            state.queue.isEmpty && state.timeline.allRenderedHeard && (state.timed.map { $0.isEmpty && !$0.playing } ?? true)
-        }
+        state.withLock { $0.playout.isIdle && $0.timeline.allRenderedHeard }
     }
 
     /// A timed stream's sync figures since its creation; nil for a queued stream.
     public var timing: TimedPlaybackStatistics? {
         state.withLock { state in
-            guard var statistics = state.timed?.statistics else { return nil }
-            statistics.bufferedMilliseconds = state.queued.milliseconds
+            guard var statistics = state.playout.statistics else { return nil }
+            statistics.bufferedMilliseconds = state.playout.queued.milliseconds
             return statistics
         }
     }
@@ -96,7 +95,7 @@ public final class PlaybackStream: Sendable {
     var clearCount: Int { state.withLock { $0.timeline.clears } }
 
     /// The names of the marks not yet heard, oldest first.
-    var pendingMarks: [String] { state.withLock { $0.timeline.marks.map(\.name) } }
+    var pendingMarks: [String] { state.withLock { $0.timeline.pendingMarkNames } }
 
     // MARK: - Listeners
 
@@ -125,8 +124,36 @@ public struct QueuedAudio: Sendable, Equatable {
 }
 
 extension PlaybackStream.State {
-    var queued: QueuedAudio {
-        if let timed { return QueuedAudio(frames: timed.frames, rate: timed.rate) }
-        return QueuedAudio(frames: queue.frames, rate: queue.rate)
+    /// Runs the transition of the stream's policy, `queued` or `timed`, on its playout and timeline.
+    /// The payload is moved out of the enum meanwhile, so mutating it copies nothing.
+    mutating func updatePlayout<Outcome>(
+        queued: (inout PlayoutQueue, inout PlaybackTimeline) -> Outcome,
+        timed: (inout TimedPlayout, inout PlaybackTimeline) -> Outcome
+    ) -> Outcome {
+        switch playout {
+        case .queued(var queue):
+            playout = .modifying
+            defer { playout = .queued(queue) }
+            return queued(&queue, &timeline)
+        case .timed(var timedPlayout):
+            playout = .modifying
+            defer { playout = .timed(timedPlayout) }
+            return timed(&timedPlayout, &timeline)
+        case .modifying:
+            preconditionFailure("a playout transition started inside another")
+        }
+    }
+
+    /// A queued-only transition. Queued audio comes from `PlaybackIngest.offer(_:format:slices:)`
+    /// and its `finish`, whose streams come from `PlaybackMixer.acquire`, which never hands out a
+    /// timed stream.
+    mutating func updateQueue<Outcome>(_ body: (inout PlayoutQueue, inout PlaybackTimeline) -> Outcome) -> Outcome {
+        updatePlayout(queued: body, timed: { _, _ in preconditionFailure("queued audio for a timed stream") })
+    }
+
+    /// A timed-only transition. Timed chunks come from an ingest made by `PlaybackIngest.timed`,
+    /// which takes timed streams only.
+    mutating func updateTimed<Outcome>(_ body: (inout TimedPlayout, inout PlaybackTimeline) -> Outcome) -> Outcome {
+        updatePlayout(queued: { _, _ in preconditionFailure("a timed chunk for a queued stream") }, timed: body)
     }
 }

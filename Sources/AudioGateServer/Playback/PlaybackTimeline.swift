@@ -44,18 +44,37 @@ struct PlaybackTimeline {
     }
 
     /// What the card having played up to a device frame set off, for the stream to act on once
-    /// its lock is let go.
+    /// its lock is let go: events to send and spans to record.
     struct Progress {
-        /// Marks whose audio has been heard, oldest first.
-        var dueMarks: [PendingMark] = []
-        /// Everything queued has been heard since audio last arrived.
-        var drained = false
-        /// Latency probes whose frame has been heard (each with its device frame).
-        var heardProbes: [LatencyProbe] = []
-        /// The last clear's audio has been heard to its end.
-        var silentAfterClear: ClearProbe?
+        /// Events for the stream's listeners, in order: each heard mark to the listener that
+        /// placed it, then `drained` to every listener.
+        var sends: [Send] = []
+        /// From each latency probe's start until its frame was heard.
+        var latencies: [Span] = []
+        /// From the last measured clear until its audio was heard to its end.
+        var clearToSilence: Span?
 
-        var isEmpty: Bool { dueMarks.isEmpty && !drained && heardProbes.isEmpty && silentAfterClear == nil }
+        var isEmpty: Bool { sends.isEmpty && latencies.isEmpty && clearToSilence == nil }
+    }
+
+    /// An event for one listener (by id) or, with `listener` nil, for every listener.
+    struct Send {
+        var listener: Int?
+        var event: PlaybackEvent
+    }
+
+    /// A span ending when the card played a frame `endFramesAgo` frames (at `rate`) before the
+    /// one it plays when the span is read.
+    struct Span {
+        var startNanoseconds: UInt64
+        var endFramesAgo: UInt64
+        var rate: Int
+
+        /// The span's length in nanoseconds, read at `now`.
+        func nanoseconds(at now: UInt64) -> Int64 {
+            let end = now &- endFramesAgo * 1_000_000_000 / UInt64(max(rate, 1))
+            return Int64(bitPattern: end &- startNanoseconds)
+        }
     }
 
     struct LatencyProbe {
@@ -78,9 +97,9 @@ struct PlaybackTimeline {
     private(set) var recordHead = 0
     private(set) var recordCount = 0
     /// Oldest first; the device thread takes due ones from the front, so a deque keeps that O(1).
-    private(set) var marks = Deque<PendingMark>()
-    private(set) var probes = Deque<LatencyProbe>()
-    private(set) var clearProbe: ClearProbe?
+    private var marks = Deque<PendingMark>()
+    private var probes = Deque<LatencyProbe>()
+    private var clearProbe: ClearProbe?
     /// Audio arrived since the last `drained`.
     private(set) var drainPending = false
     /// Whether the stream plays, fills its jitter buffer or ran dry.
@@ -102,6 +121,9 @@ struct PlaybackTimeline {
 
     /// Nothing rendered is still waiting to be heard.
     var allRenderedHeard: Bool { recordCount == 0 }
+
+    /// The names of the marks not yet heard, oldest first.
+    var pendingMarkNames: [String] { marks.map(\.name) }
 
     // MARK: - Producers
 
@@ -174,28 +196,30 @@ struct PlaybackTimeline {
 
     // MARK: - Device thread
 
-    /// The card has played everything up to device frame `playedDevice`: moves `playedTotal` on
-    /// and takes out what that set off. `queueEmpty`: nothing is left to render.
-    mutating func progress(playedDevice: UInt64, queueEmpty: Bool) -> Progress {
+    /// The card (at `rate`) has played everything up to device frame `playedDevice`: moves
+    /// `playedTotal` on and takes out what that set off. `queueEmpty`: nothing is left to render.
+    mutating func progress(playedDevice: UInt64, rate: Int, queueEmpty: Bool) -> Progress {
         var progress = Progress()
         heard(upTo: playedDevice)
         let allHeard = allRenderedHeard && queueEmpty
         // A mark may sit a few frames past what the resampler has released; once everything is
         // heard nothing before it is left to play.
         while let mark = marks.first, mark.position <= playedTotal || allHeard {
-            progress.dueMarks.append(mark)
+            progress.sends.append(Send(listener: mark.listener, event: .mark(name: mark.name)))
             _ = marks.popFirst()
         }
         if allHeard && drainPending {
             drainPending = false
-            progress.drained = true
+            progress.sends.append(Send(listener: nil, event: .drained))
         }
         while let probe = probes.first, let deviceFrame = probe.deviceFrame, deviceFrame <= playedDevice {
-            progress.heardProbes.append(probe)
+            progress.latencies.append(
+                Span(startNanoseconds: probe.startNanoseconds, endFramesAgo: playedDevice - deviceFrame, rate: rate))
             _ = probes.popFirst()
         }
         if let clearProbe, clearProbe.deviceEnd <= playedDevice {
-            progress.silentAfterClear = clearProbe
+            progress.clearToSilence = Span(
+                startNanoseconds: clearProbe.startNanoseconds, endFramesAgo: playedDevice - clearProbe.deviceEnd, rate: rate)
             self.clearProbe = nil
         }
         return progress

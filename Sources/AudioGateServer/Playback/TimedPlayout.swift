@@ -16,6 +16,10 @@ import AudioGateCore
 /// - playing, off by more than `correctAboveFrames`: single frames are dropped or repeated, one every
 ///   `correctionInterval` frames (0.2 % of the rate) until the error is under `correctBelowFrames`.
 ///
+/// These decisions are the transitions between three phases (`Phase`): waiting for a chunk's
+/// time, playing, and fading out what a reset cut. A render hands back what the stream acts on
+/// once its lock is let go (`Rendered`: producers to wake, an underrun to count).
+///
 /// A value kept under its stream's lock; rendering never allocates.
 struct TimedPlayout {
     struct Record {
@@ -44,23 +48,87 @@ struct TimedPlayout {
     private(set) var headPosition: Int64 = 0
     /// Frames queued since the last reset.
     private(set) var tailPosition: Int64 = 0
-    private(set) var playing = false
-    /// The fade in of a fresh start after a resync, while it lasts.
-    private var fadeIn: GainRamp?
-    private var fadeInPending = false
-    /// +1 inserting (the head is early), -1 dropping (late), 0 on time.
-    private var correcting = 0
-    private var untilCorrection = correctionInterval
+    /// Where the playout is; `render` moves it from one phase to the next.
+    private(set) var phase = Phase.waiting(fadeIn: nil)
     private var lastFrame: [Float]
     /// What was about to play when the stream was reset, faded out at the next period.
     private var fadeTail: [Float]
-    private var fadeTailFrames = 0
     private let fadeFrames: Int
     var statistics = TimedPlaybackStatistics()
     /// Resets so far; a producer that converted for an earlier generation starts over.
     private(set) var generation: Int
     /// Producers waiting for the queue to fall to the low watermark.
     private var waiters = WaiterList()
+
+    enum Phase: Equatable {
+        /// Not playing: the head waits for its time. `fadeIn` is the ramp its start applies: a
+        /// fresh one after a resync or a gap, what is left of one an underrun cut short.
+        case waiting(fadeIn: GainRamp?)
+        /// Playing from the head.
+        case playing(Playing)
+        /// A reset cut the stream while it played: the next period fades out `frames` frames of
+        /// what was about to play, then the playout waits.
+        case fadingOut(frames: Int)
+    }
+
+    /// A playout that plays: its fade in while it lasts and its drift correction.
+    struct Playing: Equatable {
+        var fadeIn: GainRamp?
+        var correction = Correction.none
+        /// Frames until the next single-frame correction.
+        var untilCorrection = TimedPlayout.correctionInterval
+
+        /// Starts or stops correcting for an error of `errorFrames` (positive: the head is early),
+        /// with hysteresis between `correctAboveFrames` and `correctBelowFrames`.
+        mutating func steer(errorFrames: Double) {
+            switch correction {
+            case .none:
+                if errorFrames > TimedPlayout.correctAboveFrames {
+                    correction = .inserting
+                } else if errorFrames < -TimedPlayout.correctAboveFrames {
+                    correction = .dropping
+                } else {
+                    return
+                }
+                untilCorrection = TimedPlayout.correctionInterval / 2
+            case .inserting:
+                if errorFrames < TimedPlayout.correctBelowFrames { correction = .none }
+            case .dropping:
+                if errorFrames > -TimedPlayout.correctBelowFrames { correction = .none }
+            }
+        }
+    }
+
+    /// How a playing playout slides back to its chunks' times.
+    enum Correction: Equatable {
+        case none
+        /// The head is early: one frame repeated every `correctionInterval`.
+        case inserting
+        /// The head is late: one frame dropped every `correctionInterval`.
+        case dropping
+    }
+
+    /// The first frame of the chunk after the one in force, and when it must leave the card.
+    struct Boundary {
+        var frame: Int64
+        var time: Double
+    }
+
+    /// What one render did, for the stream to act on once its lock is let go.
+    struct Rendered {
+        /// 0 (the stream is silent) or the whole period, silence before a chunk's time included.
+        var filled: Int
+        /// Producers to wake: the device took the queue to its low watermark.
+        var wakes: WaiterList.Wakes
+        /// The playout ran dry while playing (an underrun).
+        var underran: Bool
+    }
+
+    /// Whether the playout plays (not waiting for a chunk's time, not fading out a reset).
+    var playing: Bool {
+        if case .playing = phase { return true }
+        return false
+    }
 
     init(format: AudioFormat, limitSeconds: Int, generation: Int = 0) {
         self.generation = generation
@@ -116,26 +184,29 @@ struct TimedPlayout {
     }
 
     /// The producers to wake once the device has taken the queue to its low watermark.
-    mutating func takeWakes() -> WaiterList.Wakes {
+    private mutating func takeWakes() -> WaiterList.Wakes {
         guard !waiters.isEmpty, atLowWatermark else { return .none }
         return waiters.takeAll()
     }
 
     /// Drops everything queued; positions start again at 0. Returns the producers to wake.
     mutating func reset() -> WaiterList.Wakes {
-        if playing {
-            // Cut mid-sound, the music would click: its next few milliseconds fade out instead.
-            fadeTailFrames = fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels
+        switch phase {
+        case .playing:
+            // Cut mid-sound, the music would click: its next few milliseconds fade out instead
+            // (with nothing queued, there is nothing to fade).
+            let tail = fadeTail.withUnsafeMutableBufferPointer { ring.peek(into: $0) } / channels
+            phase = tail > 0 ? .fadingOut(frames: tail) : .waiting(fadeIn: nil)
+        case .waiting:
+            phase = .waiting(fadeIn: nil)
+        case .fadingOut:
+            break
         }
         ring.removeAll()
         recordHead = 0
         recordCount = 0
         headPosition = 0
         tailPosition = 0
-        playing = false
-        correcting = 0
-        fadeIn = nil
-        fadeInPending = false
         generation += 1
         return waiters.isEmpty ? .none : waiters.takeAll()
     }
@@ -175,142 +246,95 @@ struct TimedPlayout {
     }
 
     /// The first frame of the record after the one in force, if one is queued.
-    private var nextBoundary: (frame: Int64, time: Double)? {
+    private var nextBoundary: Boundary? {
         guard recordCount >= 2 else { return nil }
         let record = records[(recordHead + 1) % Self.recordCapacity]
         let frame = Int64((record.position - 1e-6).rounded(.up))
-        return (frame, record.time + (Double(frame) - record.position) * 1e9 / Double(rate))
+        return Boundary(frame: frame, time: record.time + (Double(frame) - record.position) * 1e9 / Double(rate))
     }
 
     /// Fills `frames` frames of `destination` for a period whose first frame leaves the card at
-    /// `startTime` (monotonic nanoseconds); returns the frames filled (0: the stream is silent;
-    /// otherwise `frames`, silence included).
-    mutating func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
+    /// `startTime` (monotonic nanoseconds): the whole period, silence included, or nothing.
+    mutating func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Rendered {
+        let underruns = statistics.underruns
+        let filled = fill(destination, frames: frames, startTime: startTime)
+        return Rendered(filled: filled, wakes: takeWakes(), underran: statistics.underruns != underruns)
+    }
+
+    private mutating func fill(_ destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
         guard frames > 0, destination.count >= frames * channels, let output = destination.baseAddress else { return 0 }
         advanceRecords()
-        if fadeTailFrames > 0 {
-            let faded = min(fadeTailFrames, frames)
-            fadeTailFrames = 0
+        if case .fadingOut(let tail) = phase {
+            phase = .waiting(fadeIn: nil)
+            let faded = min(tail, frames)
             fadeTail.withUnsafeBufferPointer { output.update(from: $0.baseAddress!, count: faded * channels) }
-            var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
-            SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
             // The rest of the period stays silent; what was queued since starts next period at its time.
-            (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
+            fadeOut(output, faded: faded, frames: frames)
             return frames
         }
         guard !ring.isEmpty, let headTime = time(of: headPosition) else {
-            if playing {
-                playing = false
-                statistics.underruns += 1
-            }
+            ranDry()
             return 0
         }
         let nanosecondsPerFrame = 1e9 / Double(rate)
         let error = headTime - startTime
         statistics.offsetMicroseconds = playing ? -error / 1000 : nil
-        if playing, abs(error) > Self.resyncNanoseconds {
-            // Too far off to slide back: fade out what plays now, then start over at the right frame.
-            let faded = ring.read(into: UnsafeMutableBufferPointer(start: output, count: min(fadeFrames, frames) * channels)) / channels
-            headPosition += Int64(faded)
-            var fadeOut = GainRamp(from: 1, to: 0, frames: faded)
-            SampleMath.ramp(output, frames: faded, channels: channels, &fadeOut)
-            (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
-            playing = false
-            fadeInPending = true
-            correcting = 0
-            statistics.resyncs += 1
-            return frames
-        }
-        if playing {
-            let errorFrames = error / nanosecondsPerFrame
-            if correcting == 0 {
-                if errorFrames > Self.correctAboveFrames {
-                    correcting = 1
-                } else if errorFrames < -Self.correctAboveFrames {
-                    correcting = -1
-                }
-                if correcting != 0 { untilCorrection = Self.correctionInterval / 2 }
-            } else if (correcting > 0 && errorFrames < Self.correctBelowFrames)
-                || (correcting < 0 && errorFrames > -Self.correctBelowFrames)
-            {
-                correcting = 0
+        if case .playing(var play) = phase {
+            if abs(error) > Self.resyncNanoseconds {
+                // Too far off to slide back: fade out what plays now, then start over at the right frame.
+                let fading = UnsafeMutableBufferPointer(start: output, count: min(fadeFrames, frames) * channels)
+                let faded = ring.read(into: fading) / channels
+                headPosition += Int64(faded)
+                fadeOut(output, faded: faded, frames: frames)
+                phase = .waiting(fadeIn: GainRamp(from: 0, to: 1, frames: fadeFrames))
+                statistics.resyncs += 1
+                return frames
             }
+            play.steer(errorFrames: error / nanosecondsPerFrame)
+            phase = .playing(play)
         }
         var written = 0
         var copiedAny = false
         while written < frames {
             guard !ring.isEmpty else {
-                if playing {
-                    // Ran dry: the next chunk starts afresh at its own time.
-                    playing = false
-                    statistics.underruns += 1
-                }
+                ranDry()
                 break
             }
-            if !playing {
+            if case .waiting(let fadeIn) = phase {
                 // Starting: the head goes to the frame of this period that leaves at its time.
-                let at = startTime + Double(written) * nanosecondsPerFrame
-                guard var lead = time(of: headPosition).map({ $0 - at }) else { break }
-                if lead < -nanosecondsPerFrame / 2 {
-                    dropLate(Int((-lead / nanosecondsPerFrame).rounded()))
-                    guard !ring.isEmpty, let next = time(of: headPosition) else { break }
-                    lead = next - at
-                }
-                let offset = max(0, Int((lead / nanosecondsPerFrame).rounded()))
-                guard offset < frames - written else { break }
+                guard let offset = dueOffset(at: startTime + Double(written) * nanosecondsPerFrame), offset < frames - written
+                else { break }
                 (output + written * channels).update(repeating: 0, count: offset * channels)
                 written += offset
-                playing = true
-                correcting = 0
-                untilCorrection = Self.correctionInterval
-                if fadeInPending {
-                    fadeInPending = false
-                    fadeIn = GainRamp(from: 0, to: 1, frames: fadeFrames)
-                }
+                phase = .playing(Playing(fadeIn: fadeIn))
             }
+            guard case .playing(var play) = phase else { break }
             var chunk = frames - written
-            if correcting != 0 { chunk = min(chunk, untilCorrection) }
+            if play.correction != .none { chunk = min(chunk, play.untilCorrection) }
             let boundary = nextBoundary
             if let boundary { chunk = min(chunk, Int(max(0, boundary.frame - headPosition))) }
             if chunk > 0 {
                 let copied =
                     ring.read(into: UnsafeMutableBufferPointer(start: output + written * channels, count: chunk * channels))
                     / channels
-                if var ramp = fadeIn {
+                if var ramp = play.fadeIn {
                     SampleMath.ramp(output + written * channels, frames: copied, channels: channels, &ramp)
-                    fadeIn = ramp.isDone ? nil : ramp
+                    play.fadeIn = ramp.isDone ? nil : ramp
                 }
                 written += copied
                 headPosition += Int64(copied)
                 copiedAny = copiedAny || copied > 0
-                if correcting != 0 { untilCorrection -= copied }
+                if play.correction != .none { play.untilCorrection -= copied }
             }
             if let boundary, headPosition >= boundary.frame {
-                // A chunk dated away from where the last one ends (a gap, or an overlap): past
-                // `resyncNanoseconds` it starts at its own time; a smaller step is slid by correction.
-                let continued = time(of: headPosition) ?? boundary.time
-                advanceRecords()
-                if abs(boundary.time - continued) > Self.resyncNanoseconds {
-                    playing = false
-                    fadeInPending = true
-                    statistics.resyncs += 1
-                }
+                cross(boundary, playing: play)
                 continue
             }
-            guard correcting != 0, untilCorrection <= 0, written < frames, !ring.isEmpty else { continue }
-            untilCorrection = Self.correctionInterval
-            if correcting > 0 {
-                // One frame repeated: the head leaves a frame later.
-                for channel in 0..<channels {
-                    output[written * channels + channel] =
-                        written > 0 ? output[(written - 1) * channels + channel] : lastFrame[channel]
-                }
-                written += 1
-                statistics.framesInserted += 1
-            } else if ring.discard(channels) == channels {
-                headPosition += 1
-                statistics.framesDropped += 1
+            if play.correction != .none, play.untilCorrection <= 0, written < frames, !ring.isEmpty {
+                play.untilCorrection = Self.correctionInterval
+                written += correct(play.correction, output: output, at: written)
             }
+            phase = .playing(play)
         }
         guard copiedAny else {
             if !playing { statistics.offsetMicroseconds = nil }
@@ -319,5 +343,68 @@ struct TimedPlayout {
         (output + written * channels).update(repeating: 0, count: (frames - written) * channels)
         for channel in 0..<channels { lastFrame[channel] = output[(written - 1) * channels + channel] }
         return frames
+    }
+
+    /// Playing, the queue emptied: the next chunk starts afresh at its own time, with what is left
+    /// of a fade in that was under way.
+    private mutating func ranDry() {
+        guard case .playing(let play) = phase else { return }
+        phase = .waiting(fadeIn: play.fadeIn)
+        statistics.underruns += 1
+    }
+
+    /// Waiting, at a frame leaving the card at `time`: drops what is already late and answers how
+    /// many frames on the head is due; nil when nothing is left.
+    private mutating func dueOffset(at time: Double) -> Int? {
+        let nanosecondsPerFrame = 1e9 / Double(rate)
+        guard var lead = self.time(of: headPosition).map({ $0 - time }) else { return nil }
+        if lead < -nanosecondsPerFrame / 2 {
+            dropLate(Int((-lead / nanosecondsPerFrame).rounded()))
+            guard !ring.isEmpty, let next = self.time(of: headPosition) else { return nil }
+            lead = next - time
+        }
+        return max(0, Int((lead / nanosecondsPerFrame).rounded()))
+    }
+
+    /// Playing, the head reached the next chunk's first frame. A chunk dated away from where the
+    /// last one ends (a gap, or an overlap): past `resyncNanoseconds` it starts at its own time
+    /// with a fade in; a smaller step is slid back by correction.
+    private mutating func cross(_ boundary: Boundary, playing play: Playing) {
+        let continued = time(of: headPosition) ?? boundary.time
+        advanceRecords()
+        if abs(boundary.time - continued) > Self.resyncNanoseconds {
+            phase = .waiting(fadeIn: GainRamp(from: 0, to: 1, frames: fadeFrames))
+            statistics.resyncs += 1
+        } else {
+            phase = .playing(play)
+        }
+    }
+
+    /// One frame repeated at `frame` of `output` (the head leaves a frame later) or dropped from
+    /// the head; returns the frames added to the output.
+    private mutating func correct(_ correction: Correction, output: UnsafeMutablePointer<Float>, at frame: Int) -> Int {
+        switch correction {
+        case .none:
+            return 0
+        case .inserting:
+            for channel in 0..<channels {
+                output[frame * channels + channel] = frame > 0 ? output[(frame - 1) * channels + channel] : lastFrame[channel]
+            }
+            statistics.framesInserted += 1
+            return 1
+        case .dropping:
+            if ring.discard(channels) == channels {
+                headPosition += 1
+                statistics.framesDropped += 1
+            }
+            return 0
+        }
+    }
+
+    /// Fades out the `faded` frames at the start of `output` and silences the rest of its `frames`.
+    private func fadeOut(_ output: UnsafeMutablePointer<Float>, faded: Int, frames: Int) {
+        var ramp = GainRamp(from: 1, to: 0, frames: faded)
+        SampleMath.ramp(output, frames: faded, channels: channels, &ramp)
+        (output + faded * channels).update(repeating: 0, count: (frames - faded) * channels)
     }
 }

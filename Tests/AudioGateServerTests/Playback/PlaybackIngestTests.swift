@@ -132,7 +132,11 @@ struct PlaybackIngestTests {
         #expect(await Poll.until(seconds: 5) { fixture.stream.queued.frames >= 48000 } != nil)
         writer.cancel()
         await #expect(throws: CancellationError.self) { try await writer.value }
-        #expect(fixture.stream.state.withLock { $0.queue.hasWaiters } == false)
+        let waiting = fixture.stream.state.withLock { state in
+            guard case .queued(let queue) = state.playout else { return true }
+            return queue.hasWaiters
+        }
+        #expect(waiting == false)
     }
 
     @Test("a producer thread blocks for room and is woken by the pull, or by a cancel")

@@ -26,7 +26,8 @@ struct TimedPlayoutTests {
                 every?(index, &playout)
                 let slice = UnsafeMutableBufferPointer(rebasing: output[(index * period)..<((index + 1) * period)])
                 let filled = playout.render(
-                    into: slice, frames: period, startTime: start + Double(index * period) * nanosecondsPerFrame)
+                    into: slice, frames: period, startTime: start + Double(index * period) * nanosecondsPerFrame
+                ).filled
                 if filled == 0 { slice.update(repeating: 0) }
                 if let offset = playout.statistics.offsetMicroseconds { offsets.append(offset) }
             }
@@ -156,6 +157,38 @@ struct TimedPlayoutTests {
         Self.queue(&playout, Self.numbered(480, from: 480), position: 480, time: 1500 * Self.nanosecondsPerFrame)
         let (second, _) = Self.render(&playout, periods: 4, start: 960 * Self.nanosecondsPerFrame)
         #expect(second.firstIndex { $0 != 0 } == 540)
+    }
+
+    @Test("a reset right after the queue ran out on a period's last frame: the next chunk starts at its own time")
+    func resetWhenDry() {
+        var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
+        Self.queue(&playout, Self.numbered(960), position: 0, time: 0)
+        _ = Self.render(&playout, periods: 2)
+        #expect(playout.playing && playout.isEmpty)
+        _ = playout.reset()
+        // Nothing was left to fade out: the period plays the next chunk, 100 frames in.
+        Self.queue(&playout, Self.numbered(480, from: 960), position: 0, time: 1060 * Self.nanosecondsPerFrame)
+        let (output, _) = Self.render(&playout, periods: 2, start: 960 * Self.nanosecondsPerFrame)
+        #expect(output.firstIndex { $0 != 0 } == 100)
+        #expect(output[100] == 961 && output[579] == 1440)
+        #expect(playout.statistics.lateFrames == 0)
+    }
+
+    @Test("an underrun during a fade in: the next chunk starts with the rest of that fade")
+    func underrunInFadeIn() {
+        var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
+        Self.queue(&playout, [Float](repeating: 0.5, count: 480), position: 0, time: 0)
+        // Dated 80 ms past the first one's end, so it fades in over 240 frames, but only 120 long.
+        Self.queue(&playout, [Float](repeating: 0.5, count: 120), position: 480, time: 4320 * Self.nanosecondsPerFrame)
+        let first = Self.render(&playout, periods: 10).output
+        #expect(playout.statistics.resyncs == 1 && playout.statistics.underruns == 1)
+        #expect(abs(first[4320 + 119] - 0.25) < 0.001)
+        Self.queue(&playout, [Float](repeating: 0.5, count: 480), position: 600, time: 5000 * Self.nanosecondsPerFrame)
+        let second = Self.render(&playout, periods: 2, start: 4800 * Self.nanosecondsPerFrame).output
+        #expect(second.firstIndex { $0 != 0 } == 200)
+        #expect(abs(second[200] - 0.5 * 121 / 240) < 0.001)
+        #expect(second[200 + 119] == 0.5 && second[200 + 479] == 0.5)
+        #expect(Signal.largestStep(second[200..<680]) < 0.01)
     }
 
     @Test("ducking ramps down in 100 ms and back up in 500 ms after the hold")
