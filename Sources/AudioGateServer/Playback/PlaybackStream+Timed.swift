@@ -43,7 +43,7 @@ extension PlaybackStream {
                 if !timed.matches(mix) {
                     // The card reopened in another format: what was converted for the old one is gone.
                     timeline.skip(UInt64(timed.frames))
-                    var rebuilt = TimedPlayout(
+                    let rebuilt = TimedPlayout(
                         format: mix, limitSeconds: timed.limitFrames / max(timed.rate, 1), generation: timed.generation + 1)
                     rebuilt.statistics = timed.statistics
                     timed = rebuilt

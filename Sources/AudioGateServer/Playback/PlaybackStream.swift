@@ -125,22 +125,18 @@ public struct QueuedAudio: Sendable, Equatable {
 
 extension PlaybackStream.State {
     /// Runs the transition of the stream's policy, `queued` or `timed`, on its playout and timeline.
-    /// The payload is moved out of the enum meanwhile, so mutating it copies nothing.
+    /// A transition changes the payload object in place, or replaces it (a format change rebuilds it).
     mutating func updatePlayout<Outcome>(
         queued: (inout PlayoutQueue, inout PlaybackTimeline) -> Outcome,
         timed: (inout TimedPlayout, inout PlaybackTimeline) -> Outcome
     ) -> Outcome {
         switch playout {
         case .queued(var queue):
-            playout = .modifying
             defer { playout = .queued(queue) }
             return queued(&queue, &timeline)
         case .timed(var timedPlayout):
-            playout = .modifying
             defer { playout = .timed(timedPlayout) }
             return timed(&timedPlayout, &timeline)
-        case .modifying:
-            preconditionFailure("a playout transition started inside another")
         }
     }
 

@@ -4,14 +4,12 @@ import AudioGateCore
 /// timed playout of a network player's chunks. A stream's policy never changes, so neither does
 /// the case.
 ///
-/// A value kept under its stream's lock; `PlaybackStream.State.updatePlayout` runs transitions on
-/// the payload in place.
+/// Kept under its stream's lock; `PlaybackStream.State.updatePlayout` runs transitions on the
+/// payload, an object, in place: the enum holds one reference, so reading or switching it costs
+/// a retain, not a copy of the queue's fields (the device thread does it every period).
 enum Playout {
     case queued(PlayoutQueue)
     case timed(TimedPlayout)
-    /// Only while a transition holds the payload (swift-nio's `modifying` state): mutated inside
-    /// the enum, the payload's arrays would be copied, on the device thread too.
-    case modifying
 
     init(policy: PlayoutPolicy, format: AudioFormat, limitSeconds: Int) {
         switch policy {
@@ -24,7 +22,6 @@ enum Playout {
         switch self {
         case .queued: .queued
         case .timed: .timed
-        case .modifying: Self.inTransition()
         }
     }
 
@@ -33,7 +30,6 @@ enum Playout {
         switch self {
         case .queued(let queue): QueuedAudio(frames: queue.frames, rate: queue.rate)
         case .timed(let timed): QueuedAudio(frames: timed.frames, rate: timed.rate)
-        case .modifying: Self.inTransition()
         }
     }
 
@@ -41,7 +37,6 @@ enum Playout {
         switch self {
         case .queued(let queue): queue.isEmpty
         case .timed(let timed): timed.isEmpty
-        case .modifying: Self.inTransition()
         }
     }
 
@@ -50,7 +45,6 @@ enum Playout {
         switch self {
         case .queued(let queue): queue.isEmpty
         case .timed(let timed): timed.isEmpty && !timed.playing
-        case .modifying: Self.inTransition()
         }
     }
 
@@ -59,12 +53,6 @@ enum Playout {
         switch self {
         case .queued: nil
         case .timed(let timed): timed.statistics
-        case .modifying: Self.inTransition()
         }
-    }
-
-    /// The payload is read only outside transitions, which hold the stream's lock from start to end.
-    private static func inTransition() -> Never {
-        preconditionFailure("a stream's playout was read while a transition held it")
     }
 }

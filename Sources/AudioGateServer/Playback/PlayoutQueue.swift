@@ -4,8 +4,9 @@ import AudioGateCore
 /// watermark: producers stop above the high one and are woken once the device has taken the queue
 /// below the low one, as swift-nio's back-pressure strategies do.
 ///
-/// A value kept under its stream's lock; not thread-safe on its own.
-struct PlayoutQueue {
+/// Owned by one stream and used only under its lock (a class, so the stream's playout enum
+/// holds one reference and a transition changes it in place); not thread-safe on its own.
+final class PlayoutQueue {
     private(set) var ring: RingBuffer<Float>
     private(set) var rate: Int
     private(set) var channels: Int
@@ -55,20 +56,20 @@ struct PlayoutQueue {
     }
 
     /// Appends converted samples; returns the frames written.
-    mutating func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+    func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
         ring.write(samples) / max(channels, 1)
     }
 
     /// Device thread: takes up to `frames` frames into `destination`; returns the frames taken and
     /// the producers to wake (the queue fell to its low watermark).
-    mutating func read(into destination: UnsafeMutableBufferPointer<Float>, frames: Int) -> (Int, WaiterList.Wakes) {
+    func read(into destination: UnsafeMutableBufferPointer<Float>, frames: Int) -> (Int, WaiterList.Wakes) {
         let taken = ring.read(into: UnsafeMutableBufferPointer(rebasing: destination[0..<(frames * channels)])) / channels
         guard !waiters.isEmpty, self.frames <= lowWatermark else { return (taken, .none) }
         return (taken, waiters.takeAll())
     }
 
     /// Drops everything queued (a clear); returns the frames dropped and the producers to wake.
-    mutating func removeAll() -> (UInt64, WaiterList.Wakes) {
+    func removeAll() -> (UInt64, WaiterList.Wakes) {
         let dropped = UInt64(frames)
         ring.removeAll()
         return (dropped, waiters.isEmpty ? .none : waiters.takeAll())
@@ -76,7 +77,7 @@ struct PlayoutQueue {
 
     /// Starts over for another mix format: what was queued would play at the wrong pitch. Returns
     /// the frames dropped and the producers to wake.
-    mutating func reformat(_ format: AudioFormat) -> (UInt64, WaiterList.Wakes) {
+    func reformat(_ format: AudioFormat) -> (UInt64, WaiterList.Wakes) {
         let (dropped, wakes) = removeAll()
         ring = Self.makeRing(format, limitSeconds: limitSeconds)
         rate = format.rate
@@ -85,12 +86,12 @@ struct PlayoutQueue {
     }
 
     /// Registers `wake` for when the queue has room again; nil when it has room now.
-    mutating func waitForRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
+    func waitForRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
         hasRoom ? nil : waiters.add(wake)
     }
 
     /// Forgets a waiter whose producer stopped waiting.
-    mutating func cancelWait(_ id: Int) {
+    func cancelWait(_ id: Int) {
         waiters.remove(id)
     }
 }

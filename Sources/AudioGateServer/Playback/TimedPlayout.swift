@@ -20,8 +20,9 @@ import AudioGateCore
 /// time, playing, and fading out what a reset cut. A render hands back what the stream acts on
 /// once its lock is let go (`Rendered`: producers to wake, an underrun to count).
 ///
-/// A value kept under its stream's lock; rendering never allocates.
-struct TimedPlayout {
+/// Owned by one stream and used only under its lock (a class, so the stream's playout enum
+/// holds one reference and a transition changes it in place); rendering never allocates.
+final class TimedPlayout {
     struct Record {
         /// Frame position (from the last reset) of the chunk's first frame; fractional after resampling.
         var position: Double
@@ -156,7 +157,7 @@ struct TimedPlayout {
     // MARK: - Producer side
 
     /// Dates the frame at `position` (a chunk's first frame).
-    mutating func addRecord(position: Double, time: Double) {
+    func addRecord(position: Double, time: Double) {
         if recordCount == Self.recordCapacity {
             recordHead = (recordHead + 1) % Self.recordCapacity
             recordCount -= 1
@@ -167,30 +168,30 @@ struct TimedPlayout {
 
     /// Queues converted frames; returns the frames written.
     @discardableResult
-    mutating func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+    func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
         let written = ring.write(samples) / channels
         tailPosition += Int64(written)
         return written
     }
 
     /// Registers `wake` for when the queue has room again; nil when it has room now.
-    mutating func waitForRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
+    func waitForRoom(_ wake: @escaping WaiterList.Wake) -> Int? {
         hasRoom ? nil : waiters.add(wake)
     }
 
     /// Forgets a waiter whose producer stopped waiting.
-    mutating func cancelWait(_ id: Int) {
+    func cancelWait(_ id: Int) {
         waiters.remove(id)
     }
 
     /// The producers to wake once the device has taken the queue to its low watermark.
-    private mutating func takeWakes() -> WaiterList.Wakes {
+    private func takeWakes() -> WaiterList.Wakes {
         guard !waiters.isEmpty, atLowWatermark else { return .none }
         return waiters.takeAll()
     }
 
     /// Drops everything queued; positions start again at 0. Returns the producers to wake.
-    mutating func reset() -> WaiterList.Wakes {
+    func reset() -> WaiterList.Wakes {
         switch phase {
         case .playing:
             // Cut mid-sound, the music would click: its next few milliseconds fade out instead
@@ -221,7 +222,7 @@ struct TimedPlayout {
     }
 
     /// Forgets records the head has passed: the one in force stays first.
-    private mutating func advanceRecords() {
+    private func advanceRecords() {
         let head = Double(headPosition) + 1e-6
         while recordCount >= 2, records[(recordHead + 1) % Self.recordCapacity].position <= head {
             recordHead = (recordHead + 1) % Self.recordCapacity
@@ -230,7 +231,7 @@ struct TimedPlayout {
     }
 
     /// Drops `count` frames from the head, counting the chunks whose start was dropped.
-    private mutating func dropLate(_ count: Int) {
+    private func dropLate(_ count: Int) {
         // A record's first frame is the first whole frame at or after its position.
         let from = Double(headPosition) - 1 + 1e-6
         let dropped = ring.discard(count * channels) / channels
@@ -255,13 +256,13 @@ struct TimedPlayout {
 
     /// Fills `frames` frames of `destination` for a period whose first frame leaves the card at
     /// `startTime` (monotonic nanoseconds): the whole period, silence included, or nothing.
-    mutating func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Rendered {
+    func render(into destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Rendered {
         let underruns = statistics.underruns
         let filled = fill(destination, frames: frames, startTime: startTime)
         return Rendered(filled: filled, wakes: takeWakes(), underran: statistics.underruns != underruns)
     }
 
-    private mutating func fill(_ destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
+    private func fill(_ destination: UnsafeMutableBufferPointer<Float>, frames: Int, startTime: Double) -> Int {
         guard frames > 0, destination.count >= frames * channels, let output = destination.baseAddress else { return 0 }
         advanceRecords()
         if case .fadingOut(let tail) = phase {
@@ -347,7 +348,7 @@ struct TimedPlayout {
 
     /// Playing, the queue emptied: the next chunk starts afresh at its own time, with what is left
     /// of a fade in that was under way.
-    private mutating func ranDry() {
+    private func ranDry() {
         guard case .playing(let play) = phase else { return }
         phase = .waiting(fadeIn: play.fadeIn)
         statistics.underruns += 1
@@ -355,7 +356,7 @@ struct TimedPlayout {
 
     /// Waiting, at a frame leaving the card at `time`: drops what is already late and answers how
     /// many frames on the head is due; nil when nothing is left.
-    private mutating func dueOffset(at time: Double) -> Int? {
+    private func dueOffset(at time: Double) -> Int? {
         let nanosecondsPerFrame = 1e9 / Double(rate)
         guard var lead = self.time(of: headPosition).map({ $0 - time }) else { return nil }
         if lead < -nanosecondsPerFrame / 2 {
@@ -369,7 +370,7 @@ struct TimedPlayout {
     /// Playing, the head reached the next chunk's first frame. A chunk dated away from where the
     /// last one ends (a gap, or an overlap): past `resyncNanoseconds` it starts at its own time
     /// with a fade in; a smaller step is slid back by correction.
-    private mutating func cross(_ boundary: Boundary, playing play: Playing) {
+    private func cross(_ boundary: Boundary, playing play: Playing) {
         let continued = time(of: headPosition) ?? boundary.time
         advanceRecords()
         if abs(boundary.time - continued) > Self.resyncNanoseconds {
@@ -382,7 +383,7 @@ struct TimedPlayout {
 
     /// One frame repeated at `frame` of `output` (the head leaves a frame later) or dropped from
     /// the head; returns the frames added to the output.
-    private mutating func correct(_ correction: Correction, output: UnsafeMutablePointer<Float>, at frame: Int) -> Int {
+    private func correct(_ correction: Correction, output: UnsafeMutablePointer<Float>, at frame: Int) -> Int {
         switch correction {
         case .none:
             return 0

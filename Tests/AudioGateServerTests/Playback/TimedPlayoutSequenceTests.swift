@@ -36,7 +36,7 @@ struct TimedPlayoutSequenceTests {
     }
 
     static func play() -> Run {
-        var playout = TimedPlayout(format: format, limitSeconds: 5)
+        let playout = TimedPlayout(format: format, limitSeconds: 5)
         var numbered = 0
         func queue(_ frames: Int, position: Int, at frame: Int) {
             var samples = [Float](repeating: 1, count: frames * 2)
