@@ -118,7 +118,8 @@ public final class PlaybackLoop: DeviceLoop {
             let error = clock.update(frame: state.framesWritten - UInt64(delay), at: now, rate: io.format.rate)
             // Each report against the dated line: the raw material for tuning the loop to a device.
             logger.trace(
-                "playback clock report", metadata: ["delay": "\(delay)", "now": "\(now)", "error_us": "\(Int(error / 1000))"])
+                "playback clock report",
+                metadata: ["frame": "\(state.framesWritten - UInt64(delay))", "delay": "\(delay)", "now": "\(now)", "error_us": "\(Int(error / 1000))"])
             if clock.anchors != anchors {
                 logger.debug(
                     "playback clock anchored",
