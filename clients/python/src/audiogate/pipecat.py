@@ -27,9 +27,9 @@ uninterruptible frames that was sent and not yet played goes out again after the
 Transport events: `on_client_connected(transport, client)` once every enabled side reached the
 server, `on_client_disconnected(transport, client)` when a side lost the server (both sides reconnect
 with the client's back-off, and `on_client_connected` comes again once they are back; a turn
-open when the capture dropped ends there), `on_device_lost(transport)` and `on_device_restored(transport)` from the capture
-device's events. RTVI and other transport messages have no channel on audiogate and are dropped
-at the output (observers still see them).
+open when the capture dropped ends there), `on_device_lost(transport)` and
+`on_device_restored(transport)` from the capture device's events. RTVI and other transport
+messages have no channel on audiogate and are dropped at the output (observers still see them).
 """
 from __future__ import annotations
 
