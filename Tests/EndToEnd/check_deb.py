@@ -163,7 +163,7 @@ def main():
                           f"it runs with the Swift toolchain ({toolchain}) hidden")
 
             health, module = serves("/usr/bin/audiogate", work)
-            check(health is not None and b'"ok"' in health and module is not None and b"export function capture" in module,
+            check(health is not None and b'"ok"' in health and module is not None and b"export async function capture(" in module,
                   "the installed server serves /healthz and /v1/audiogate.js")
 
             unit = pathlib.Path("/lib/systemd/system/audiogate.service")
