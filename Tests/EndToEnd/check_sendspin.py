@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Sendspin player against the unmodified `sendspin` package (`sendspin serve`, aiosendspin's
-reference server) from the Python 3.12 venv .venv-sendspin that `scripts/install-deps.sh --test`
+reference server) from the Python 3.12 venv .venv-sendspin that `scripts/install-deps.sh test`
 makes. `sendspin serve` binds every interface and announces itself by multicast DNS, so the check
 runs itself, the server and audiogate inside a private network namespace with only its loopback
 up (`unshare -n` as root, `unshare -rn` otherwise); PulseAudio's unix socket still reaches the
@@ -226,7 +226,7 @@ def main():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
             print("skipped: no Python >= 3.12 here for the sendspin package, so no Sendspin server to test against")
             e2e.finish()
-        check(False, f"{VENV.name} holds no sendspin: run scripts/install-deps.sh --test")
+        check(False, f"{VENV.name} holds no sendspin: run scripts/install-deps.sh test")
         e2e.finish()
     enter_namespace()
     with tempfile.TemporaryDirectory(prefix="audiogate-sendspin-") as scratch:
