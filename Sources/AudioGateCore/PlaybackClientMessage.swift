@@ -2,15 +2,15 @@ import Foundation
 
 /// A text message a client sends on the playback WebSocket.
 public enum PlaybackClientMessage: Sendable, Equatable {
-    /// Longest mark name accepted, in UTF-8 bytes.
+    /// Longest mark name or clear id accepted, in UTF-8 bytes.
     public static let maximumNameBytes = 256
 
     /// `{"type":"audio","data":"<base64>"}`: PCM in the socket's format.
     case audio(data: [UInt8])
     /// `{"type":"mark","name":"..."}`: report when everything sent before has been heard.
     case mark(name: String)
-    /// `{"type":"clear"}`: flush this stream now (barge-in).
-    case clear
+    /// `{"type":"clear","id":"..."}`: flush this stream now (barge-in); `cleared` echoes the optional id.
+    case clear(id: String?)
     /// `{"type":"pause"}`: hold this stream where it is; its queue is kept.
     case pause
     /// `{"type":"resume"}`: play this stream on from where it was held.
@@ -44,13 +44,9 @@ public enum PlaybackClientMessage: Sendable, Equatable {
             }
             return .audio(data: bytes)
         case "mark":
-            let name = try string(fields, "name")
-            guard name.utf8.count <= maximumNameBytes else {
-                throw ProtocolError(.nameTooLong, "mark names are at most \(maximumNameBytes) bytes")
-            }
-            return .mark(name: name)
+            return .mark(name: try name(fields, "name", of: "mark names"))
         case "clear":
-            return .clear
+            return .clear(id: fields["id"] == nil ? nil : try name(fields, "id", of: "clear ids"))
         case "pause":
             return .pause
         case "resume":
@@ -63,6 +59,15 @@ public enum PlaybackClientMessage: Sendable, Equatable {
 
     /// Deepest bracket nesting accepted; checked before parsing so no JSON parser recursion can exhaust the stack.
     static let maximumNesting = 32
+
+    /// A client's label, echoed back: a string of at most `maximumNameBytes`.
+    private static func name(_ fields: [String: Any], _ key: String, of what: String) throws(ProtocolError) -> String {
+        let name = try string(fields, key)
+        guard name.utf8.count <= maximumNameBytes else {
+            throw ProtocolError(.nameTooLong, "\(what) are at most \(maximumNameBytes) bytes")
+        }
+        return name
+    }
 
     private static func string(_ fields: [String: Any], _ key: String) throws(ProtocolError) -> String {
         guard let value = fields[key] else {

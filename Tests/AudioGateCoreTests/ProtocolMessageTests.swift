@@ -21,6 +21,7 @@ struct ProtocolMessageTests {
         #expect(try keys(DeviceMessage(state: .lost).json()) == ["type", "state"])
         #expect(try keys(MarkMessage(name: "a").json()) == ["type", "name"])
         #expect(try keys(ClearedMessage(playedMs: 1, flushedMs: 2).json()) == ["type", "played_ms", "flushed_ms"])
+        #expect(try keys(ClearedMessage(playedMs: 1, flushedMs: 2, id: "c").json()) == ["type", "played_ms", "flushed_ms", "id"])
         #expect(try keys(DrainedMessage().json()) == ["type"])
         #expect(try keys(ErrorMessage(code: "x", message: "y").json()) == ["type", "code", "message"])
     }
@@ -43,6 +44,7 @@ struct ProtocolMessageTests {
     @Test func stringsAreEscaped() throws {
         let tricky = "quote\" back\\ nl\n tab\t ctl\u{1} snow☃ ls\u{2028}"
         #expect(try object(MarkMessage(name: tricky).json())["name"] as? String == tricky)
+        #expect(try object(ClearedMessage(playedMs: 0, flushedMs: 0, id: tricky).json())["id"] as? String == tricky)
         let error = try object(ErrorMessage(code: "invalid_json", message: tricky).json())
         #expect(error["message"] as? String == tricky && error["code"] as? String == "invalid_json")
     }
@@ -67,6 +69,8 @@ struct ProtocolMessageTests {
         let encoded = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
         #expect(try keys(encoded) == ["type", "played_ms", "flushed_ms"])
         #expect(try JSONDecoder().decode(ClearedMessage.self, from: Data(message.json().utf8)) == message)
+        let withID = ClearedMessage(playedMs: 5, flushedMs: 6, id: "own-1")
+        #expect(try JSONDecoder().decode(ClearedMessage.self, from: JSONEncoder().encode(withID)) == withID)
         let start = StartMessage(rate: 8000, channels: 1, format: .s16le, chunkMs: 200)
         #expect(try JSONDecoder().decode(StartMessage.self, from: Data(start.json().utf8)) == start)
         #expect(throws: DecodingError.self) {

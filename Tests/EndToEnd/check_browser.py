@@ -601,8 +601,10 @@ def checkout_module_checks(driver, server, page_base, site):
     print(f"     two sockets clear together: first got {first}, second got {second}; "
           f"each saw {seen['first']} / {seen['second']}")
     order = seen["first"]
-    check(len(order) == 2 and seen["second"] == order and sorted([first["flushed_ms"], second["flushed_ms"]])
-          == sorted(c["flushed_ms"] for c in order) and first != second,
+    flushed = sorted([first["flushed_ms"], second["flushed_ms"]])
+    # Whichever clear the server took first flushed the tone; the other found the stream empty.
+    check(len(order) == 2 and seen["second"] == order and first in order and second in order and first != second
+          and flushed[0] == 0 and flushed[1] >= 1000,
           "two sockets on one stream each get their own cleared (one flushed the tone, the other an empty stream)")
     check(result["markHeard"] is False, "the mark behind the flushed tone settles as not heard")
 

@@ -368,9 +368,11 @@ export class Playback extends Reconnecting {
     this.outgoing = [];
     // Marks sent and not answered, by name: [{resolve, reject, clears}].
     this.marks = new Map();
-    // This socket's clears not answered yet: {serial, fence, answer, resolve, reject}.
+    // This socket's clears not answered yet, oldest first: {serial, id, resolve, reject}.
     this.clears = [];
     this.clearSerial = 0;
+    // Clear ids unique to this object: other pages and clients clear the same stream with their own.
+    this.clearPrefix = `${OWN}${Math.random().toString(36).slice(2, 10)}:clear-`;
     this.serial = 0;
     // Frames sent and frames known heard since the stream was last cleared.
     this.sentFrames = 0;
@@ -421,21 +423,11 @@ export class Playback extends Reconnecting {
       return Promise.reject(new Error("playback: not connected"));
     }
     return new Promise((resolve, reject) => {
-      const clear = { serial: ++this.clearSerial, fence: null, answer: null, resolve, reject };
+      // The server echoes the id in its `cleared`: clears of other clients on the stream carry theirs.
+      const clear = { serial: ++this.clearSerial, id: `${this.clearPrefix}${++this.serial}`, resolve, reject };
       this.clears.push(clear);
-      this.socket.send(JSON.stringify({ type: "clear" }));
-      this.fence(clear);
+      this.socket.send(JSON.stringify({ type: "clear", id: clear.id }));
     });
-  }
-
-  // A `cleared` carries no sender, but the server handles one socket's messages in order and
-  // answers a message of a type it does not know at once with an `error` naming that type, which
-  // no clear drops: the last `cleared` before the answer to a fence sent right behind our clear is
-  // ours. (A mark would do, but it is answered only once the card played out, long enough for a
-  // clear from elsewhere to come in between.)
-  fence(clear) {
-    clear.fence = `${OWN}clear-${++this.serial}`;
-    this.socket.send(JSON.stringify({ type: clear.fence }));
   }
 
   /** Streams what `source` (an AudioNode: an element, an oscillator, the browser's microphone)
@@ -523,12 +515,6 @@ export class Playback extends Reconnecting {
       }
       return;
     }
-    const fenced = this.clears[0];
-    if (message.type === "error" && fenced && String(message.message).includes(`"${fenced.fence}"`)) {
-      this.clears.shift();
-      fenced.resolve(fenced.answer);
-      return;
-    }
     if (message.type === "mark") {
       const waiting = this.marks.get(message.name);
       waiting?.shift()?.resolve({ ...message, heard: true });
@@ -555,7 +541,7 @@ export class Playback extends Reconnecting {
     }
     this.pacing.clear();
     this.sentFrames = this.heardFrames = 0;
-    for (const clear of this.clears) clear.answer = message;
+    if (this.clears.length && message.id === this.clears[0].id) this.clears.shift().resolve(message);
     this.wake?.();
   }
 

@@ -4,8 +4,8 @@ import AudioGateCore
 public enum PlaybackEvent: Sendable, Equatable {
     /// The audio queued before this mark has left the speaker.
     case mark(name: String)
-    /// The stream was flushed; `renderedFrame` is the stream frame the card stopped at.
-    case cleared(playedMilliseconds: Int, flushedMilliseconds: Int, renderedFrame: UInt64)
+    /// The stream was flushed; `renderedFrame` is the stream frame the card stopped at, `id` the clear's own.
+    case cleared(playedMilliseconds: Int, flushedMilliseconds: Int, renderedFrame: UInt64, id: String?)
     /// The stream's queue ran empty and all of it was heard.
     case drained
     /// A problem with this connection's input.
@@ -15,7 +15,7 @@ public enum PlaybackEvent: Sendable, Equatable {
     public var json: String {
         switch self {
         case .mark(let name): MarkMessage(name: name).json()
-        case .cleared(let played, let flushed, _): ClearedMessage(playedMs: played, flushedMs: flushed).json()
+        case .cleared(let played, let flushed, _, let id): ClearedMessage(playedMs: played, flushedMs: flushed, id: id).json()
         case .drained: DrainedMessage().json()
         case .error(let code, let message): ErrorMessage(code: code, message: message).json()
         }

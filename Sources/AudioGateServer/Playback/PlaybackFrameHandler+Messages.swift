@@ -58,11 +58,11 @@ extension PlaybackFrameHandler {
                 return endFile(target: target, context: context) { handler in handler.placeMark(name, target: target) }
             }
             placeMark(name, target: target)
-        case .clear:
+        case .clear(let id):
             droppingFile = false
             session?.cancel()
             session = nil
-            target.ingest.stream.clear()
+            target.ingest.stream.clear(id: id)
             target.ingest.reset()
         case .pause:
             target.ingest.stream.setPaused(true)

@@ -68,9 +68,10 @@ extension PlaybackStream {
     ///
     /// A timed stream's producer starts its next chunk afresh. Returns what it played since the
     /// previous clear and what it flushed; every listener gets `cleared`.
-    /// `measured: false` leaves it out of the clear-to-silence figures (a producer's own restart).
+    /// `measured: false` leaves it out of the clear-to-silence figures (a producer's own restart);
+    /// `id` is echoed in `cleared`, so the client that sent the clear knows its own answer.
     @discardableResult
-    func clear(measured: Bool = true) -> ClearResult {
+    func clear(measured: Bool = true, id: String? = nil) -> ClearResult {
         let now = MonotonicClock.nowNanoseconds()
         let (event, listeners, result, wakes) = state.withLock { state in
             let rate = Double(max(state.playout.queued.rate, 1))
@@ -82,7 +83,7 @@ extension PlaybackStream {
             return (
                 PlaybackEvent.cleared(
                     playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed),
-                    renderedFrame: state.timeline.clearBase),
+                    renderedFrame: state.timeline.clearBase, id: id),
                 state.listeners, ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed)), wakes
             )
         }

@@ -141,7 +141,7 @@ struct PlaybackUpload {
             switch event {
             case .mark:
                 return Int((Double(end - start) * 1000 / rate).rounded())
-            case .cleared(_, _, let renderedFrame):
+            case .cleared(_, _, let renderedFrame, _):
                 let heard = min(max(renderedFrame, start), end) - start
                 return Int((Double(heard) * 1000 / rate).rounded())
             default:

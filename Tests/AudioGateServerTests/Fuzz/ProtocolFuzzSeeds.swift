@@ -177,7 +177,7 @@ enum ProtocolFuzzSeeds {
     static func playbackMessages() throws -> [[UInt8]] {
         let pcm = try tone(rate: 16000, channels: 1, seconds: 0.02, ["-f", "s16le", "-c:a", "pcm_s16le"], fileExtension: "raw")
         return [
-            #"{"type":"audio","data":"\#(Base64.encode(pcm))"}"#, #"{"type":"mark","name":"turn-1 ☃"}"#, #"{"type":"clear"}"#,
+            #"{"type":"audio","data":"\#(Base64.encode(pcm))"}"#, #"{"type":"mark","name":"turn-1 ☃"}"#, #"{"type":"clear"}"#, #"{"type":"clear","id":"own-3"}"#,
             #"{"type":"mark","name":"\ud83d\ude00","extra":[1,2,{"a":null}]}"#, #"{"type":"audio","data":"AAEC/w=="}"#,
             #"{"type":"pause"}"#, #"{"type":"resume"}"#,
         ].map { Array($0.utf8) }

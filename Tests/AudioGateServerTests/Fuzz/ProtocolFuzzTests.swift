@@ -212,7 +212,7 @@ struct ProtocolFuzzTests {
     func playbackMessages() throws {
         let messages = try ProtocolFuzzSeeds.playbackMessages()
         for message in messages { #expect(throws: Never.self) { _ = try PlaybackClientMessage.decode(String(decoding: message, as: UTF8.self)) } }
-        let tokens = [#""type":"#, #""name":"#, #""data":"#, #""audio""#, #""mark""#, #""clear""#, #""pause""#, "{", "[", "\\u0000", "\\ud800"]
+        let tokens = [#""type":"#, #""name":"#, #""data":"#, #""audio""#, #""mark""#, #""clear""#, #""id":"#, #""pause""#, "{", "[", "\\u0000", "\\ud800"]
             .map { Array($0.utf8) }
         var generator = SeededGenerator(seed: 0x4A53_4F4E)
         var run = FuzzRun(defaultCases: Self.defaultCases * 10)
@@ -223,7 +223,7 @@ struct ProtocolFuzzTests {
                 switch try PlaybackClientMessage.decode(String(decoding: input, as: UTF8.self)) {
                 case .mark(let name): return name.utf8.count <= PlaybackClientMessage.maximumNameBytes ? "mark" : "inconsistent"
                 case .audio: return "audio"
-                case .clear: return "clear"
+                case .clear(let id): return (id?.utf8.count ?? 0) <= PlaybackClientMessage.maximumNameBytes ? "clear" : "inconsistent"
                 case .pause: return "pause"
                 case .resume: return "resume"
                 }

@@ -96,6 +96,7 @@ final class PlaybackEventLog: Sendable {
         var ms: Double
         var type: String
         var name: String?
+        var id: String?
         var fields: [String: Double]
     }
 
@@ -106,7 +107,7 @@ final class PlaybackEventLog: Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return }
         var fields: [String: Double] = [:]
         for (key, value) in object { if let number = value as? NSNumber { fields[key] = number.doubleValue } }
-        let entry = Entry(ms: now, type: object["type"] as? String ?? "", name: object["name"] as? String, fields: fields)
+        let entry = Entry(ms: now, type: object["type"] as? String ?? "", name: object["name"] as? String, id: object["id"] as? String, fields: fields)
         entries.withLock { $0.append(entry) }
     }
 

@@ -101,6 +101,30 @@ struct PlaybackWebSocketTests {
         }
     }
 
+    @Test("a clear's id comes back in its cleared, so two sockets on one stream each know their own")
+    func clearIDs() async throws {
+        try await PlaybackServer.live { _, client, _ in
+            let tone = Signal.sine(frequency: 500, rate: 24000, seconds: 3, amplitude: 0.5)
+            async let first = PlaybackClient.session(client, query: "stream=shared") { outbound, log in
+                try await PlaybackClient.send(tone, rate: 24000, chunkMs: 100, realTime: false, to: outbound)
+                try await outbound.write(.text(#"{"type":"clear","id":"first"}"#))
+                await log.wait(for: "cleared", count: 2)
+            }
+            async let second = PlaybackClient.session(client, query: "stream=shared") { outbound, log in
+                await log.wait(for: "cleared")
+                try await outbound.write(.text(#"{"type":"clear","id":"second"}"#))
+                await log.wait(for: "cleared", count: 2)
+            }
+            for log in try await [first, second] {
+                let cleared = log.of("cleared")
+                #expect(cleared.map(\.id) == ["first", "second"])
+                // The tone was queued on the stream when the first clear came; the second found it empty.
+                #expect((cleared.first?.fields["flushed_ms"] ?? 0) >= 500)
+                #expect(cleared.last?.fields["flushed_ms"] == 0 && cleared.last?.fields["played_ms"] == 0)
+            }
+        }
+    }
+
     @Test("two streams at once: both tones present, limited without clipping")
     func twoStreams() async throws {
         try await PlaybackServer.live { server, client, monitor in

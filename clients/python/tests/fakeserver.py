@@ -115,7 +115,10 @@ class FakeServer:
                 if message["type"] == "mark":
                     await connection.send(json.dumps({"type": "mark", "name": message["name"]}))
                 elif message["type"] == "clear":
-                    await connection.send(json.dumps({"type": "cleared", "played_ms": 0, "flushed_ms": written // 48}))
+                    cleared = {"type": "cleared", "played_ms": 0, "flushed_ms": written // 48}
+                    if "id" in message:
+                        cleared["id"] = message["id"]
+                    await connection.send(json.dumps(cleared))
                     written = 0
 
 

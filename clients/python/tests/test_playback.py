@@ -35,7 +35,7 @@ async def test_marks_clear_pause(server: FakeServer) -> None:
         assert mark == audiogate.Mark("one", True, 100.0) and playback.heard_ms == 100.0
         await playback.write(PCM)
         cleared = await playback.clear()
-        assert cleared == audiogate.Cleared(0, 200)
+        assert (cleared.played_ms, cleared.flushed_ms) == (0, 200) and cleared.id
         assert playback.written_ms == 0
         playback.pause()
         playback.resume()
@@ -63,18 +63,41 @@ async def test_clear_falls_back_to_http_when_unanswered(server: FakeServer) -> N
         assert loop.time() - started < 0.5
         assert cleared == audiogate.Cleared(40, 60)
         assert calls == [("DELETE", "/v1/playback", {"stream": "bot"})]
-        # Both `cleared` messages (the DELETE's and the socket's own, late) are expected: a mark
-        # placed after the clear survives them.
+        # The DELETE's `cleared` (no id) and the socket's own (late, with the clear's id) both come:
+        # a mark placed after the clear survives them.
         later = playback.mark("later")
+        clear_id = next(m["id"] for m in server.received[0] if isinstance(m, dict) and m["type"] == "clear")
         for socket in server.playback_sockets:
             await socket.send(json.dumps({"type": "cleared", "played_ms": 40, "flushed_ms": 60}))
-            await socket.send(json.dumps({"type": "cleared", "played_ms": 0, "flushed_ms": 0}))
+            await socket.send(json.dumps({"type": "cleared", "played_ms": 0, "flushed_ms": 0, "id": clear_id}))
         assert (await asyncio.wait_for(pending, 1)).heard is False
         await asyncio.sleep(0.05)
         assert not later.done()
         await playback.close()
         with pytest.raises(audiogate.AudiogateError):
             later.result()
+
+
+async def test_a_clear_knows_its_own_cleared_from_another_clients(server: FakeServer) -> None:
+    server.answer = False
+    async with audiogate.Client(server.url).playback(stream="bot") as playback:
+        await playback.write(PCM)
+        before = playback.mark("before")
+        answer = playback.clear_nowait(timeout=None)
+        after = playback.mark("after")
+        await until(lambda: any(isinstance(m, dict) and m["type"] == "mark" and m["name"] == "after"
+                                for m in server.received[0]))
+        clear_id = next(m["id"] for m in server.received[0] if isinstance(m, dict) and m["type"] == "clear")
+        socket = server.playback_sockets[0]
+        # Another socket's clear on the stream reaches this one first, with that socket's id.
+        await socket.send(json.dumps({"type": "cleared", "played_ms": 100, "flushed_ms": 0, "id": "other:clear-0"}))
+        assert (await asyncio.wait_for(before, 1)).heard is False
+        await asyncio.sleep(0.05)
+        assert not answer.done() and not after.done()
+        await socket.send(json.dumps({"type": "cleared", "played_ms": 0, "flushed_ms": 0, "id": clear_id}))
+        assert await asyncio.wait_for(answer, 1) == audiogate.Cleared(0, 0, clear_id)
+        assert not after.done()
+        await playback.close()
 
 
 async def test_reconnect_fails_waiters_and_reports_the_loss(server: FakeServer) -> None:

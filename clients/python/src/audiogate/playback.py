@@ -6,6 +6,7 @@ import collections
 import contextlib
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ class Cleared:
 
     played_ms: int
     flushed_ms: int
+    #: the id the clear carried (`clear()` sends one of its own; None from `DELETE /v1/playback`)
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,11 @@ class Playback:
         self._runner: asyncio.Task[None] | None = None
         self._outgoing: asyncio.Queue[tuple[bytes | str, asyncio.Future[bool] | None]] = asyncio.Queue()
         self._marks: collections.deque[_PendingMark] = collections.deque()
-        # Each `cleared` expected on this socket, oldest first: the epoch it starts and who waits for it.
-        self._clears: collections.deque[tuple[int, asyncio.Future[Cleared] | None]] = collections.deque()
+        # This socket's clears not answered yet, oldest first: the epoch each starts, its id, who waits.
+        self._clears: collections.deque[tuple[int, str, asyncio.Future[Cleared]]] = collections.deque()
         self._names = itertools.count()
+        # Clear ids unique to this object, so a `cleared` of another client's on the stream is not taken for ours.
+        self._clear_prefix = f"audiogate.py:{secrets.token_hex(4)}:clear-"
         self._epoch = 0
         self._written_bytes = 0
         self._error: AudiogateError | None = None
@@ -244,20 +249,21 @@ class Playback:
         self._epoch += 1
         self._written_bytes = 0
         self.heard_ms = 0.0
-        self._clears.append((self._epoch, future))
-        self._outgoing.put_nowait((json.dumps({"type": "clear"}), None))
+        clear_id = f"{self._clear_prefix}{next(self._names)}"
+        self._clears.append((self._epoch, clear_id, future))
+        self._outgoing.put_nowait((json.dumps({"type": "clear", "id": clear_id}), None))
         if timeout is None:
             return future
-        answer = asyncio.ensure_future(self._answer(future, self._epoch, timeout))
+        answer = asyncio.ensure_future(self._answer(future, timeout))
         answer.add_done_callback(_consume)
         return answer
 
-    async def _answer(self, future: asyncio.Future[Cleared], epoch: int, timeout: float) -> Cleared:
+    async def _answer(self, future: asyncio.Future[Cleared], timeout: float) -> Cleared:
         done, _ = await asyncio.wait([future], timeout=timeout)
         if done:
             return future.result()
-        # The DELETE's `cleared` reaches this socket too, before the socket's own: one more to expect.
-        self._clears.append((epoch, None))
+        # The DELETE's `cleared` (no id) reaches this socket as one from elsewhere; the socket's own
+        # still answers its entry later.
         _, answer = await self._endpoint.request("DELETE", "/v1/playback", {"stream": self.stream}, timeout=timeout)
         fields = json.loads(answer)
         return Cleared(int(fields["played_ms"]), int(fields["flushed_ms"]))
@@ -413,16 +419,23 @@ class Playback:
             if not pending.future.done():
                 pending.future.set_result(event)
         elif kind == "cleared":
-            event = Cleared(int(message.get("played_ms", 0)), int(message.get("flushed_ms", 0)))
-            # Ours answers the oldest clear sent; one from elsewhere (another socket, DELETE) drops
-            # every mark still waiting.
-            epoch, future = self._clears.popleft() if self._clears else (self._epoch + 1, None)
+            clear_id = message.get("id")
+            event = Cleared(
+                int(message.get("played_ms", 0)), int(message.get("flushed_ms", 0)),
+                clear_id if isinstance(clear_id, str) else None,
+            )
+            # Marks written before our oldest unanswered clear were at the server and are dropped,
+            # by it (our own `cleared`, known by its id) or by one from elsewhere (another socket,
+            # DELETE); marks written after it are still on their way and stay.
+            epoch = self._clears[0][0] if self._clears else self._epoch + 1
             for pending in [m for m in self._marks if m.epoch < epoch]:
                 self._marks.remove(pending)
                 if not pending.future.done():
                     pending.future.set_result(Mark(pending.name, False, pending.position_ms))
-            if future is not None and not future.done():
-                future.set_result(event)
+            if self._clears and self._clears[0][1] == event.id:
+                _, _, future = self._clears.popleft()
+                if not future.done():
+                    future.set_result(event)
             self._idle = True
         elif kind == "drained":
             event = Drained()
@@ -453,8 +466,8 @@ class Playback:
             if not pending.future.done():
                 pending.future.set_exception(error)
         while self._clears:
-            _, future = self._clears.popleft()
-            if future is not None and not future.done():
+            _, _, future = self._clears.popleft()
+            if not future.done():
                 future.set_exception(error)
         while not self._outgoing.empty():
             _, done = self._outgoing.get_nowait()
