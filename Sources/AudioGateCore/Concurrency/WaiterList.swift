@@ -33,21 +33,28 @@ public struct WaiterList: Sendable {
 
     /// Takes every waiter, to be woken once the lock is released.
     public mutating func takeAll() -> Wakes {
+        guard !entries.isEmpty else { return .none }
         defer { entries.removeAll(keepingCapacity: true) }
         return Wakes(entries.map(\.wake))
     }
 
     /// Waiters taken from a list, woken outside the lock.
+    ///
+    /// Inlinable: the device thread makes and runs one per stream every period, nearly always empty.
     public struct Wakes: Sendable {
-        private let wakes: [Wake]
+        @usableFromInline let wakes: [Wake]
 
-        init(_ wakes: [Wake]) { self.wakes = wakes }
+        @usableFromInline init(_ wakes: [Wake]) { self.wakes = wakes }
 
         /// No waiters: what a consumer returns when it freed nothing anyone waits for.
-        public static let none = Wakes([])
+        @inlinable public static var none: Wakes { Wakes([]) }
+
+        /// Whether there is nobody to wake.
+        @inlinable public var isEmpty: Bool { wakes.isEmpty }
 
         /// Wakes them all.
-        public func run() {
+        @inlinable public func run() {
+            guard !wakes.isEmpty else { return }
             for wake in wakes { wake() }
         }
     }

@@ -89,13 +89,14 @@ final class PlaybackIngest: Sendable {
         let handoff = LentBuffer(raw.assumingMemoryBound(to: UInt8.self))
         let offer = state.withLock { state -> Offer in
             let raw = UnsafeRawBufferPointer(handoff.readOnly)
-            let (hasRoom, clears) = stream.admission()
+            let admission = stream.admission()
+            let clears = admission.clears
             if clears != state.clears {
                 if endsAtClear { return .cleared }
                 state.clears = clears
                 state.converter.resetResampler()
             }
-            guard hasRoom else { return .consumed(0) }
+            guard admission.hasRoom else { return .consumed(0) }
             let guardClears = endsAtClear ? clears : nil
             let slice = Self.sliceBytes(format)
             var offset = 0

@@ -17,7 +17,7 @@ extension PlaybackStream {
             let result = state.updatePlayout(
                 queued: { queue, timeline in
                     Self.renderQueued(
-                        &queue, &timeline, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
+                        queue, &timeline, into: handoff.buffer, frames: frames, format: format, startFrame: period.startFrame)
                 },
                 timed: { timed, timeline in
                     Self.renderTimed(&timed, &timeline, into: handoff.buffer, frames: frames, format: format, period: period)
@@ -48,25 +48,25 @@ extension PlaybackStream {
     }
 
     private static func renderQueued(
-        _ queue: inout PlayoutQueue, _ timeline: inout PlaybackTimeline, into destination: UnsafeMutableBufferPointer<Float>,
+        _ queue: PlayoutQueue, _ timeline: inout PlaybackTimeline, into destination: UnsafeMutableBufferPointer<Float>,
         frames: Int, format: AudioFormat, startFrame: UInt64
     ) -> RenderResult {
         if !queue.matches(format) {
             // Audio resampled for another hardware format would play at the wrong pitch; the
             // next write rebuilds the queue for the new format.
             guard !queue.isEmpty else { return RenderResult(filled: 0) }
-            let (dropped, wakes) = queue.removeAll()
-            timeline.skip(dropped)
-            return RenderResult(filled: 0, wakes: wakes)
+            let dropped = queue.removeAll()
+            timeline.skip(UInt64(dropped.frames))
+            return RenderResult(filled: 0, wakes: dropped.wakes)
         }
         if !timeline.active {
             guard !queue.isEmpty else { return RenderResult(filled: 0) }
             let needed = UInt64(format.rate) * PlaybackTimeline.prebufferNanoseconds / 1_000_000_000
             guard timeline.starts(buffered: UInt64(queue.frames), needed: needed) else { return RenderResult(filled: 0) }
         }
-        let (taken, wakes) = queue.read(into: destination, frames: frames)
-        timeline.rendered(taken, of: frames, startFrame: startFrame)
-        return RenderResult(filled: taken, wakes: wakes)
+        let taken = queue.read(into: destination, frames: frames)
+        timeline.rendered(taken.frames, of: frames, startFrame: startFrame)
+        return RenderResult(filled: taken.frames, wakes: taken.wakes)
     }
 
     private static func renderTimed(

@@ -2,10 +2,19 @@ import AudioGateCore
 import AudioGateDevices
 
 extension PlaybackStream {
-    /// What a producer learns before it converts a slice: whether the queue has room, and how many
-    /// clears there have been (a clear since its last look resets its converter).
-    func admission() -> (hasRoom: Bool, clears: Int) {
-        state.withLock { state in state.updateQueue { queue, timeline in (queue.hasRoom, timeline.clears) } }
+    /// What a producer learns before it converts a slice.
+    struct Admission {
+        /// Whether the queue has room for another slice.
+        var hasRoom: Bool
+        /// How many clears there have been: a clear since the producer's last look resets its converter.
+        var clears: Int
+    }
+
+    /// Whether the queue has room, and how many clears there have been.
+    func admission() -> Admission {
+        state.withLock { state in
+            state.updateQueue { queue, timeline in Admission(hasRoom: queue.hasRoom, clears: timeline.clears) }
+        }
     }
 
     /// Queues converted samples of `mix` (a slice admitted by `admission`); returns whether the
@@ -15,22 +24,31 @@ extension PlaybackStream {
         let now = MonotonicClock.nowNanoseconds()
         // The producer's converter owns the samples for the duration of the copy.
         let handoff = LentBuffer(samples)
-        let result: (Bool?, Bool, WaiterList.Wakes) = state.withLock { state in
+        let appended = state.withLock { state in
             state.updateQueue { queue, timeline in
-                if let clears, timeline.clears != clears { return (nil, false, .none) }
+                if let clears, timeline.clears != clears { return Appended(hasRoom: nil) }
                 var wakes = WaiterList.Wakes.none
                 if !queue.matches(mix) {
-                    let (dropped, woken) = queue.reformat(mix)
-                    timeline.skip(dropped)
-                    wakes = woken
+                    let dropped = queue.reformat(mix)
+                    timeline.skip(UInt64(dropped.frames))
+                    wakes = dropped.wakes
                 }
                 let underrun = timeline.queued(queue.write(handoff.readOnly), at: now)
-                return (queue.hasRoom, underrun, wakes)
+                return Appended(hasRoom: queue.hasRoom, endedUnderrun: underrun, wakes: wakes)
             }
         }
-        result.2.run()
-        if result.1 { metrics.underruns.increment() }
-        return result.0
+        appended.wakes.run()
+        if appended.endedUnderrun { metrics.underruns.increment() }
+        return appended.hasRoom
+    }
+
+    /// What an append did under the stream's lock, acted on after it.
+    private struct Appended {
+        /// Whether the queue still has room; nil when a clear came first and nothing was queued.
+        var hasRoom: Bool?
+        /// The stream had run dry while playing: the append ended an underrun.
+        var endedUnderrun = false
+        var wakes: WaiterList.Wakes = .none
     }
 
     /// The position just after what is queued plus `pending` frames a producer's converter still
@@ -73,23 +91,32 @@ extension PlaybackStream {
     @discardableResult
     func clear(measured: Bool = true, id: String? = nil) -> ClearResult {
         let now = MonotonicClock.nowNanoseconds()
-        let (event, listeners, result, wakes) = state.withLock { state in
+        let cleared = state.withLock { state in
             let rate = Double(max(state.playout.queued.rate, 1))
-            let (flushed, wakes) = state.updatePlayout(
+            let flushed = state.updatePlayout(
                 queued: { queue, _ in queue.removeAll() },
-                timed: { timed, _ in (UInt64(timed.frames), timed.reset()) })
-            let played = state.timeline.clear(flushed: flushed, at: now, measured: measured)
+                timed: { timed, _ in PlayoutQueue.Freed(frames: timed.frames, wakes: timed.reset()) })
+            let played = state.timeline.clear(flushed: UInt64(flushed.frames), at: now, measured: measured)
             let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
-            return (
-                PlaybackEvent.cleared(
-                    playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed),
-                    renderedFrame: state.timeline.clearBase, id: id),
-                state.listeners, ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(flushed)), wakes
-            )
+            return Cleared(
+                result: ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(UInt64(flushed.frames))),
+                renderedFrame: state.timeline.clearBase, listeners: state.listeners, wakes: flushed.wakes)
         }
-        wakes.run()
-        for listener in listeners { listener.send(event) }
-        return result
+        cleared.wakes.run()
+        let event = PlaybackEvent.cleared(
+            playedMilliseconds: cleared.result.playedMilliseconds, flushedMilliseconds: cleared.result.flushedMilliseconds,
+            renderedFrame: cleared.renderedFrame, id: id)
+        for listener in cleared.listeners { listener.send(event) }
+        return cleared.result
+    }
+
+    /// What a clear did under the stream's lock, told to listeners and producers after it.
+    private struct Cleared {
+        var result: ClearResult
+        /// The stream frame the card stopped at.
+        var renderedFrame: UInt64
+        var listeners: [PlaybackListener]
+        var wakes: WaiterList.Wakes
     }
 
     /// Holds the stream where it is (`paused`) or plays it on; its queue, marks and position are kept.

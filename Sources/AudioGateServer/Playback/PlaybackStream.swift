@@ -125,15 +125,16 @@ public struct QueuedAudio: Sendable, Equatable {
 
 extension PlaybackStream.State {
     /// Runs the transition of the stream's policy, `queued` or `timed`, on its playout and timeline.
-    /// A transition changes the payload object in place, or replaces it (a format change rebuilds it).
+    /// A transition changes the payload object in place; a timed one may replace it (a format
+    /// change rebuilds it). The queue is never replaced, so the device thread's every period does
+    /// not write the enum back.
     mutating func updatePlayout<Outcome>(
-        queued: (inout PlayoutQueue, inout PlaybackTimeline) -> Outcome,
+        queued: (PlayoutQueue, inout PlaybackTimeline) -> Outcome,
         timed: (inout TimedPlayout, inout PlaybackTimeline) -> Outcome
     ) -> Outcome {
         switch playout {
-        case .queued(var queue):
-            defer { playout = .queued(queue) }
-            return queued(&queue, &timeline)
+        case .queued(let queue):
+            return queued(queue, &timeline)
         case .timed(var timedPlayout):
             defer { playout = .timed(timedPlayout) }
             return timed(&timedPlayout, &timeline)
@@ -143,7 +144,7 @@ extension PlaybackStream.State {
     /// A queued-only transition. Queued audio comes from `PlaybackIngest.offer(_:format:slices:)`
     /// and its `finish`, whose streams come from `PlaybackMixer.acquire`, which never hands out a
     /// timed stream.
-    mutating func updateQueue<Outcome>(_ body: (inout PlayoutQueue, inout PlaybackTimeline) -> Outcome) -> Outcome {
+    mutating func updateQueue<Outcome>(_ body: (PlayoutQueue, inout PlaybackTimeline) -> Outcome) -> Outcome {
         updatePlayout(queued: body, timed: { _, _ in preconditionFailure("queued audio for a timed stream") })
     }
 

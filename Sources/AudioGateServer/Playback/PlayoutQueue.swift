@@ -60,29 +60,35 @@ final class PlayoutQueue {
         ring.write(samples) / max(channels, 1)
     }
 
-    /// Device thread: takes up to `frames` frames into `destination`; returns the frames taken and
-    /// the producers to wake (the queue fell to its low watermark).
-    func read(into destination: UnsafeMutableBufferPointer<Float>, frames: Int) -> (Int, WaiterList.Wakes) {
+    /// Frames a read took or a flush dropped, and the producers that now have room, to be woken
+    /// once the stream's lock is let go.
+    struct Freed {
+        var frames: Int
+        var wakes: WaiterList.Wakes
+    }
+
+    /// Device thread: takes up to `frames` frames into `destination`; wakes producers once the
+    /// queue falls to its low watermark.
+    func read(into destination: UnsafeMutableBufferPointer<Float>, frames: Int) -> Freed {
         let taken = ring.read(into: UnsafeMutableBufferPointer(rebasing: destination[0..<(frames * channels)])) / channels
-        guard !waiters.isEmpty, self.frames <= lowWatermark else { return (taken, .none) }
-        return (taken, waiters.takeAll())
+        guard !waiters.isEmpty, self.frames <= lowWatermark else { return Freed(frames: taken, wakes: .none) }
+        return Freed(frames: taken, wakes: waiters.takeAll())
     }
 
-    /// Drops everything queued (a clear); returns the frames dropped and the producers to wake.
-    func removeAll() -> (UInt64, WaiterList.Wakes) {
-        let dropped = UInt64(frames)
+    /// Drops everything queued (a clear).
+    func removeAll() -> Freed {
+        let dropped = frames
         ring.removeAll()
-        return (dropped, waiters.isEmpty ? .none : waiters.takeAll())
+        return Freed(frames: dropped, wakes: waiters.takeAll())
     }
 
-    /// Starts over for another mix format: what was queued would play at the wrong pitch. Returns
-    /// the frames dropped and the producers to wake.
-    func reformat(_ format: AudioFormat) -> (UInt64, WaiterList.Wakes) {
-        let (dropped, wakes) = removeAll()
+    /// Starts over for another mix format: what was queued would play at the wrong pitch.
+    func reformat(_ format: AudioFormat) -> Freed {
+        let freed = removeAll()
         ring = Self.makeRing(format, limitSeconds: limitSeconds)
         rate = format.rate
         channels = format.channels
-        return (dropped, wakes)
+        return freed
     }
 
     /// Registers `wake` for when the queue has room again; nil when it has room now.
