@@ -145,3 +145,20 @@ public final class RingBuffer<Element: BitwiseCopyable> {
         count += n
     }
 }
+
+extension RingBuffer where Element == Float {
+    /// Adds up to `count` of the oldest samples into `destination` and removes them; returns how
+    /// many. A mixer takes a stream's audio this way in one pass, with no copy in between.
+    public func read(adding destination: UnsafeMutablePointer<Float>, count wanted: Int) -> Int {
+        let (first, second) = readableRegions()
+        let fromFirst = min(wanted, first.count)
+        if fromFirst > 0, let source = first.baseAddress {
+            SampleMath.accumulate(source, into: destination, count: fromFirst)
+        }
+        let fromSecond = min(wanted - fromFirst, second.count)
+        if fromSecond > 0, let source = second.baseAddress {
+            SampleMath.accumulate(source, into: destination + fromFirst, count: fromSecond)
+        }
+        return discard(fromFirst + fromSecond)
+    }
+}

@@ -109,6 +109,22 @@ struct RingBufferTests {
         #expect(written == 2)
         #expect(output.withUnsafeMutableBufferPointer { ring.read(into: $0) } == 2 && output == [0.5, -0.5])
     }
+
+    @Test("reading by adding sums the oldest samples into the destination across the wrap, and removes them")
+    func readAdding() {
+        let ring = RingBuffer<Float>(capacity: 5)
+        _ = [Float](arrayLiteral: 9, 9, 9).withUnsafeBufferPointer { ring.write($0) }
+        #expect(ring.discard(3) == 3)
+        // Head at 3 of 5: the next four samples wrap.
+        _ = [Float](arrayLiteral: 1, 2, 3, 4).withUnsafeBufferPointer { ring.write($0) }
+        var mix: [Float] = [10, 10, 10, 10, 10]
+        let added = mix.withUnsafeMutableBufferPointer { ring.read(adding: $0.baseAddress!, count: 5) }
+        #expect(added == 4 && mix == [11, 12, 13, 14, 10] && ring.isEmpty)
+        _ = [Float](arrayLiteral: 1, 2, 3).withUnsafeBufferPointer { ring.write($0) }
+        var short: [Float] = [0, 0]
+        #expect(short.withUnsafeMutableBufferPointer { ring.read(adding: $0.baseAddress!, count: 2) } == 2)
+        #expect(short == [1, 2] && ring.count == 1)
+    }
 }
 
 @Suite("Ring buffer growth")

@@ -102,13 +102,17 @@ public final class PlaybackMixer: PlaybackSource {
             // Voices first: whether one is audible sets the music's gain for this same period. With
             // no music playing nothing is lowered, and the voices are not even looked at.
             var voiceAudible = false
+            let mix = UnsafeMutableBufferPointer(start: output, count: samples)
             for stream in streams where stream.role == .voice {
+                guard hasMusic, !voiceAudible else {
+                    // Nothing to learn from the voice's samples: the stream adds itself into the mix.
+                    _ = stream.render(.mix(mix, scratch: scratch), frames: frames, format: format, at: at)
+                    continue
+                }
                 let taken = stream.render(into: scratch, frames: frames, format: format, at: at)
                 guard taken > 0 else { continue }
                 SampleMath.accumulate(source, into: output, count: taken * format.channels)
-                if hasMusic, !voiceAudible {
-                    voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel)
-                }
+                voiceAudible = SampleMath.exceeds(source, count: taken * format.channels, limit: Ducker.audibleLevel)
             }
             let duckGain = state.ducker.advance(voiceAudible: voiceAudible, frames: frames, rate: format.rate, curve: curve)
             if hasMusic {

@@ -75,6 +75,14 @@ final class PlayoutQueue {
         return Freed(frames: taken, wakes: waiters.takeAll())
     }
 
+    /// Device thread: adds up to `frames` frames into the mix at `destination` (the stream plays at
+    /// unit gain, so nothing is scaled first); wakes producers as `read(into:frames:)` does.
+    func read(adding destination: UnsafeMutablePointer<Float>, frames: Int) -> Freed {
+        let taken = ring.read(adding: destination, count: frames * channels) / channels
+        guard !waiters.isEmpty, self.frames <= lowWatermark else { return Freed(frames: taken, wakes: .none) }
+        return Freed(frames: taken, wakes: waiters.takeAll())
+    }
+
     /// Drops everything queued (a clear).
     func removeAll() -> Freed {
         let dropped = frames
