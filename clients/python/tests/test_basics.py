@@ -74,6 +74,18 @@ def test_urls() -> None:
         Endpoint("ftp://host", None)
 
 
+def test_typed_parameters_make_the_query() -> None:
+    client = audiogate.Client("http://127.0.0.1:1")
+    capture = client.capture(rate=48000, format="f32le", aec=True, vad=False)
+    assert capture._params == {
+        "encoding": "json", "rate": 48000, "channels": 1, "format": "f32le", "chunk_ms": 20,
+        "aec": True, "ns": None, "agc": None, "vad": False, "levels": None,
+    }
+    playback = client.playback(stream="music", role="music", format="ogg")
+    assert playback._params == {"rate": 24000, "channels": 1, "format": "ogg", "stream": "music", "role": "music"}
+    assert 44100 in audiogate.RATES and 12345 not in audiogate.RATES
+
+
 def test_version_in_one_place() -> None:
     root = pathlib.Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]

@@ -19,7 +19,7 @@ from .capture import (
     OverrunEvent,
     VadEvent,
 )
-from .client import Client
+from .client import RATES, CaptureFormat, Client, PlaybackFormat, Role
 from .connection import ConnectionLost, Reconnected, ReconnectPolicy
 from .errors import (
     AudiogateConnectionError,
@@ -39,6 +39,7 @@ __all__ = [
     "AudiogateHTTPError",
     "AudiogateTimeoutError",
     "Capture",
+    "CaptureFormat",
     "CaptureEvent",
     "CaptureItem",
     "CaptureStart",
@@ -54,9 +55,12 @@ __all__ = [
     "Playback",
     "PlaybackError",
     "PlaybackEvent",
+    "PlaybackFormat",
     "ProtocolError",
+    "RATES",
     "ReconnectPolicy",
     "Reconnected",
+    "Role",
     "UnreachableError",
     "VadEvent",
     "__version__",

@@ -4,12 +4,21 @@ from __future__ import annotations
 import json
 import pathlib
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from ._transport import UNSET, Endpoint, _Unset
 from .capture import Capture
 from .connection import ReconnectPolicy, policy_of
 from .playback import Cleared, Playback, PlaybackEvent
+
+#: The sample rates the server takes for capture and playback (any other is answered 400).
+RATES = (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000)
+#: What a capture delivers: PCM, or G.711 (`mulaw`, `alaw`: 8 kHz mono, a byte a sample).
+CaptureFormat = Literal["s16le", "f32le", "mulaw", "alaw"]
+#: What a playback takes: those, or a compressed file's container.
+PlaybackFormat = Literal["s16le", "f32le", "mulaw", "alaw", "mp3", "ogg", "flac", "webm"]
+#: A playback stream's role: music is lowered while a voice is heard.
+Role = Literal["voice", "music"]
 
 
 class Client:
@@ -42,29 +51,38 @@ class Client:
         self,
         rate: int = 16000,
         channels: int = 1,
-        format: str = "s16le",
+        format: CaptureFormat = "s16le",
         chunk_ms: int = 20,
         *,
+        aec: bool | None = None,
+        ns: bool | None = None,
+        agc: bool | None = None,
+        vad: bool | None = None,
+        levels: bool | None = None,
         reconnect: ReconnectPolicy | bool | None = None,
-        **params: Any,
     ) -> Capture:
-        """Live microphone audio; other `WS /v1/capture` parameters (aec, ns, agc, vad, levels) as keywords."""
-        query = dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms, **params)
+        """Live microphone audio (`WS /v1/capture`): `rate` one of `RATES`, `channels` 1 or 2, `chunk_ms`
+        10-200; `aec`, `ns`, `agc` the voice processing (None: the server's default), `vad` speech
+        events, `levels` level events."""
+        query: dict[str, object] = dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms)
+        query.update(aec=aec, ns=ns, agc=agc, vad=vad, levels=levels)
         return Capture(self._endpoint, query, policy_of(reconnect, self._policy))
 
     def playback(
         self,
         rate: int = 24000,
         channels: int = 1,
-        format: str = "s16le",
+        format: PlaybackFormat = "s16le",
         stream: str = "default",
         on_event: Callable[[PlaybackEvent], object] | None = None,
         *,
+        role: Role | None = None,
         reconnect: ReconnectPolicy | bool | None = None,
-        **params: Any,
     ) -> Playback:
-        """A playback stream; `on_event` gets Mark, Cleared, Drained, PlaybackError, ConnectionLost, Reconnected."""
-        query = dict(rate=rate, channels=channels, format=format, stream=stream, **params)
+        """A playback stream (`WS /v1/playback`): `rate` one of `RATES`, `channels` 1 or 2, `role` "voice"
+        (the default) or "music" (lowered while a voice is heard). `on_event` gets Mark, Cleared,
+        Drained, PlaybackError, ConnectionLost, Reconnected."""
+        query = dict(rate=rate, channels=channels, format=format, stream=stream, role=role)
         return Playback(self._endpoint, query, on_event, policy_of(reconnect, self._policy))
 
     # ---- HTTP
@@ -120,10 +138,14 @@ class Client:
         stream: str | None = None,
         wait: bool = False,
         timeout: float | _Unset | None = UNSET,
-        **params: Any,
+        *,
+        rate: int | None = None,
+        channels: int | None = None,
+        format: PlaybackFormat | None = None,
+        role: Role | None = None,
     ) -> dict[str, Any]:
         """`POST /v1/playback`: a WAV or compressed file, or raw PCM described by rate/channels/format."""
-        query = dict(stream=stream, wait=wait or None, **params)
+        query = dict(stream=stream, wait=wait or None, rate=rate, channels=channels, format=format, role=role)
         _, answer = await self._endpoint.request(
             "POST", "/v1/playback", query, audio, content_type, _limit(timeout, wait)
         )
