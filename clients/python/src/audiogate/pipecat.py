@@ -13,7 +13,8 @@ events on by default) and turns the server's `vad` events into `VADUserStartedSp
 `VADUserStoppedSpeakingFrame`, carrying the server's onset and hangover as `start_secs` and
 `stop_secs` and dated by the capture time; a capture that ends mid-speech sends the stopped frame.
 
-Output is a `BaseOutputTransport`: the base class cuts audio into chunks, mixes, applies volume
+Output is a `BaseOutputTransport`: the base class resamples audio to the output rate (here with
+a filter that holds back 2 ms, not soxr's bursts), cuts it into chunks, mixes, applies volume
 frames and keeps text and other frames in step with the audio. Each chunk goes to a
 `WS /v1/playback` stream (one per destination: the default one is `AudiogateParams.stream`, a
 destination in `audio_out_destinations` plays on the stream of that name) with a mark after it,
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from loguru import logger
+from pipecat.audio.resamplers.base_audio_resampler import BaseAudioResampler
 from pipecat.frames.frames import (
     BotStoppedSpeakingFrame,
     CancelFrame,
@@ -58,6 +60,7 @@ from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
+from ._resample import StreamResampler
 from .capture import AudioChunk, Capture, DeviceEvent, OverrunEvent, VadEvent
 from .client import Client
 from .connection import ConnectionLost, Reconnected
@@ -279,6 +282,27 @@ class _Stream:
         return cleared
 
 
+class _PacedResampler(BaseAudioResampler):
+    """Pipecat's resampler interface on `StreamResampler`: what comes in goes out at once."""
+
+    def __init__(self) -> None:
+        self._resampler: StreamResampler | None = None
+
+    async def resample(self, audio: bytes, in_rate: int, out_rate: int) -> bytes:
+        if in_rate == out_rate:
+            return audio
+        if self._resampler is None or (self._resampler.in_rate, self._resampler.out_rate) != (in_rate, out_rate):
+            self._resampler = StreamResampler(in_rate, out_rate)
+        return self._resampler.resample(audio)
+
+    async def flush(self) -> bytes:
+        return b"" if self._resampler is None else self._resampler.flush()
+
+    async def reset(self) -> None:
+        if self._resampler is not None:
+            self._resampler.reset()
+
+
 class AudiogateOutputTransport(BaseOutputTransport):
     """Plays the bot's audio on audiogate playback streams, paced by what was heard.
 
@@ -302,6 +326,21 @@ class AudiogateOutputTransport(BaseOutputTransport):
             await self._open(None, self._params.stream)
         await self.set_transport_ready(frame)
         await self._transport._side_connected("output")
+
+    async def set_transport_ready(self, frame: StartFrame) -> None:
+        """Starts the base class's senders, each resampling with a filter that holds back only 2 ms.
+
+        Pipecat's own resampler (soxr at its highest quality) works in blocks: fed 20 ms frames
+        at 16 kHz for a 24 kHz output, it returns nothing for three frames, then 69 ms at once,
+        holding up to 76 ms back. Audio that comes at its own pace (an echo, a relay, a voice
+        streamed in real time) then reaches the stream that much later and in bursts, so the
+        audio queued ahead of the card runs low and a late frame leaves a hole at a chunk's end
+        (each chunk ends on a mark, after which the server counts running dry as no underrun).
+        `StreamResampler` gives each frame's audio at once, 2 ms behind.
+        """
+        await super().set_transport_ready(frame)
+        for sender in self._media_senders.values():
+            sender._resampler = _PacedResampler()
 
     async def register_audio_destination(self, destination: str) -> None:
         """A destination plays on the playback stream of the same name."""
