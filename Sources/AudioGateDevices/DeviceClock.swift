@@ -83,9 +83,13 @@ public struct DeviceClock: Sendable {
     public let tuning: Tuning
     /// The rate of the frames dated (0 before the first report).
     public private(set) var rate = 0
-    /// Counts anchorings (reset or discontinuity, then a report): each is a new timing between the
-    /// frame count and the card, so whatever was learnt about the old one (an echo path) may be off.
+    /// Counts anchorings (reset or discontinuity, then a report): each starts the dated line over.
     public private(set) var anchors: UInt64 = 0
+    /// Counts the runs of the device: the first report after a reset (a reopen, an xrun, a restart
+    /// after idling) or a rate change. A new run plays with another delay, so what was learnt about
+    /// the old one (an echo path) is off; a discontinuity within a run (a sound server's latency
+    /// moving by milliseconds) re-anchors the line but is not a new run.
+    public private(set) var runs: UInt64 = 0
     private var loop = Loop()
     private var anchored = false
     /// Device frame `anchorFrame` is at the card's edge at `anchorTime` (monotonic ns).
@@ -130,6 +134,7 @@ public struct DeviceClock: Sendable {
         let nominal = 1e9 / Double(rate)
         let position = Double(frame)
         guard anchored else {
+            runs &+= 1
             anchor(position, at: Double(now), nominal: nominal)
             return 0
         }

@@ -72,11 +72,12 @@ public final class EchoReference: Sendable {
     var rate: Int { state.withLock { $0.rate } }
 
     /// The device frame that leaves the speaker at `time` (monotonic ns) and the timing's epoch (it
-    /// changes when the device's timing does), nil before playback ran.
+    /// changes when the device starts a new run: another delay, another echo path), nil before
+    /// playback ran.
     func deviceFrame(at time: UInt64) -> (frame: Double, epoch: UInt64)? {
         state.withLock { state in
             guard state.rate > 0, let frame = state.clock.frame(at: time) else { return nil }
-            return (frame, state.clock.anchors)
+            return (frame, state.clock.runs)
         }
     }
 
