@@ -20,6 +20,8 @@ its echo are apart; echo cancellation (on by default) keeps the echo from feedin
              through the second sentence the loudspeaker is silent within 100 ms, the first sentence
              was heard whole and the third never, the assistant context holds the first sentence
              alone, RTVI `bot-output` completed it and never showed the third
+  restart    a second server restarted under a running bot: on_client_disconnected, then
+             on_client_connected within 5 s of the server being back, and the echo plays again
   vad        speech played into the room gives VADUserStartedSpeakingFrame with the server's onset as
              start_secs, dated (timestamp - start_secs) within 100 ms of where the monitor heard the
              speech begin; a second server stopped mid-speech ends the user's turn
@@ -337,6 +339,7 @@ async def run(server, folder, binary):
     await wait_until(lambda: not leftover(), 1)
     left = leftover()
     check(not left, f"close: no asyncio task left ({', '.join(f'{t.get_name()} {t.get_coro()}' for t in left) or 'none'})")
+    await retried(server, lambda: check_restart(binary, monitor, folder))
     await retried(server, lambda: check_reply(server, monitor))
     await retried(server, lambda: check_vad(binary, monitor, folder))
     await retried(server, lambda: check_voice_example(server, monitor, folder, e2e.ROOT / "examples/pipecat_echo.py"))
@@ -491,6 +494,78 @@ async def check_vad(binary, monitor, folder):
             e2e.stop_room(player)
         server.stop()
         await stop_worker(worker, running)
+
+
+async def check_restart(binary, monitor, folder):
+    """A server restarted under a running bot (input, echo, output) on a second server: both sides
+    come back by themselves within 5 s of it (on_client_disconnected, then on_client_connected
+    again) and the bot's echo plays again, with no code of the test's to reconnect."""
+    server = e2e.Server(binary, "pulse")
+    if not check(server.start(capture=True), "restart: a second server comes up"):
+        return
+    transport = AudiogateTransport(
+        server.base,
+        params=AudiogateParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE, stream="pipecat-restart"),
+    )
+    events = []
+
+    @transport.event_handler("on_client_connected")
+    async def on_connected(_transport, _client):
+        events.append((time.monotonic(), "connected"))
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_disconnected(_transport, _client):
+        events.append((time.monotonic(), "disconnected"))
+
+    echo, tap = DelayEcho(), Tap()
+    worker = PipelineWorker(
+        Pipeline([transport.input(), echo, transport.output(), tap]),
+        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    running = asyncio.ensure_future(runner.run())
+    restarted = None
+
+    def seen(name, since):
+        return next((t for t, n in events if n == name and t >= since), None)
+
+    try:
+        if not check(await wait_until(lambda: seen("connected", 0), 10), "restart: the bot connects to the second server"):
+            return
+        stopped = time.monotonic()
+        await asyncio.to_thread(server.stop)
+        check(await wait_until(lambda: seen("disconnected", stopped), 3),
+              "restart: on_client_disconnected when the server went away")
+        await asyncio.sleep(1.0)
+        restarted = e2e.Server(binary, "pulse", port=server.port)
+        if not check(await asyncio.to_thread(restarted.start, True), "restart: the server starts again on its port"):
+            return
+        ready = time.monotonic()
+        back = await wait_until(lambda: seen("connected", stopped), 6)
+        check(back is not None and back - ready <= 5.0,
+              f"restart: on_client_connected again {'never' if back is None else f'{back - ready:.2f} s'} after the "
+              f"server was back (down {ready - stopped:.2f} s)")
+        if back is None:
+            return
+        start = time.monotonic()
+        echo.arm(1.3)
+        await play_room(room_tone(folder, 440, 1.0))
+        await wait_until(lambda: tap.after(start, "BotStoppedSpeakingFrame"), 6)
+        await asyncio.sleep(0.3)
+        _, x = monitor.since(start)
+        spans = runs(tone_windows(x, 440) > -30)
+        pitch = dominant(x[int((spans[-1][0] + 0.02) * RATE):int((spans[-1][1] - 0.02) * RATE)]) if spans else 0.0
+        check(len(spans) == 2 and abs(spans[-1][1] - spans[-1][0] - 1.0) <= 0.04 and abs(pitch - 440) <= 3,
+              f"restart: the bot's echo plays again on the restarted server "
+              f"({', '.join(f'{a:.2f}-{b:.2f} s' for a, b in spans) or 'nothing heard'}, {pitch:.0f} Hz)")
+    finally:
+        await stop_worker(worker, running)
+        server.stop()
+        if restarted is not None:
+            restarted.stop()
 
 
 def _counts(server, before):

@@ -34,15 +34,21 @@ extension PlaybackStream {
             // Held: the timeline stays as it is, so playing on continues the same run without a gap counted.
             guard !state.paused else { return RenderResult(filled: 0) }
             let unitGain = state.gain == 1 && state.targetGain == 1
-            let result = state.updatePlayout(
-                queued: { queue, timeline in
-                    Self.renderQueued(
-                        queue, &timeline, into: handoff.buffer, adding: unitGain ? mix?.buffer.baseAddress : nil,
-                        frames: frames, format: format, startFrame: period.startFrame)
-                },
-                timed: { timed, timeline in
-                    Self.renderTimed(&timed, &timeline, into: handoff.buffer, frames: frames, format: format, period: period)
-                })
+            let result: RenderResult
+            if !state.fadeTail.isEmpty {
+                // A cleared stream's fade comes first, alone in its period; what follows starts after it.
+                result = RenderResult(filled: state.fadeTail.render(into: handoff.buffer, frames: frames, channels: format.channels))
+            } else {
+                result = state.updatePlayout(
+                    queued: { queue, timeline in
+                        Self.renderQueued(
+                            queue, &timeline, into: handoff.buffer, adding: unitGain ? mix?.buffer.baseAddress : nil,
+                            frames: frames, format: format, startFrame: period.startFrame)
+                    },
+                    timed: { timed, timeline in
+                        Self.renderTimed(&timed, &timeline, into: handoff.buffer, frames: frames, format: format, period: period)
+                    })
+            }
             guard result.filled > 0, !result.mixed, let output = handoff.buffer.baseAddress else {
                 state.gain = state.targetGain
                 return result

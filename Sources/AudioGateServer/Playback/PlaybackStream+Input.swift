@@ -93,6 +93,10 @@ extension PlaybackStream {
         let now = MonotonicClock.nowNanoseconds()
         let cleared = state.withLock { state in
             let rate = Double(max(state.playout.queued.rate, 1))
+            if case .queued(let queue) = state.playout, !state.paused, !queue.isEmpty {
+                // Stopping mid-wave clicks: what the card would have played next fades out instead.
+                state.fadeTail = FadeTail(queue.head(frames: queue.rate * FadeTail.milliseconds / 1000), channels: queue.channels)
+            }
             let flushed = state.updatePlayout(
                 queued: { queue, _ in queue.removeAll() },
                 timed: { timed, _ in PlayoutQueue.Freed(frames: timed.frames, wakes: timed.reset()) })

@@ -42,6 +42,8 @@ public final class PlaybackStream: Sendable {
         var gain: Float = 1
         /// A client's `pause`: the queued policy renders nothing and keeps its queue.
         var paused = false
+        /// What a clear cut off, fading out before anything else of the stream plays.
+        var fadeTail = FadeTail()
     }
 
     init(

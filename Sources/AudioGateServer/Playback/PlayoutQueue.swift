@@ -83,6 +83,13 @@ final class PlayoutQueue {
         return Freed(frames: taken, wakes: waiters.takeAll())
     }
 
+    /// A copy of the first `frames` frames queued (fewer if fewer are), interleaved.
+    func head(frames: Int) -> [Float] {
+        var head = [Float](repeating: 0, count: min(frames, self.frames) * channels)
+        let copied = head.withUnsafeMutableBufferPointer { ring.peek(into: $0) }
+        return Array(head.prefix(copied))
+    }
+
     /// Drops everything queued (a clear).
     func removeAll() -> Freed {
         let dropped = frames

@@ -53,6 +53,8 @@ struct PlaybackIngestTests {
         #expect(try await ingest.write(Array(bytes[3...]) + Self.pcm([0x4000])))
         #expect(ingest.frames == 3)
         ingest.finish()
+        // First the fade of the frame the clear cut off, alone in its period; then what came after.
+        #expect(fixture.play(frames: 4800).count == 1)
         let played = fixture.play(frames: 4800)
         #expect(!played.isEmpty)
         // Aligned: every sample is the 0.5 written (a shifted byte would make 0x0040 or 0x4040).

@@ -76,7 +76,8 @@ struct PlaybackWebSocketTests {
     @Test("clear during a long sentence: silence within 60 ms, played_ms matches what was heard")
     func clearBargeIn() async throws {
         try await PlaybackServer.live { server, client, monitor in
-            let tone = Signal.sine(frequency: 500, rate: 24000, seconds: 5, amplitude: 0.5)
+            // 470 Hz: no whole number of cycles in a 10 ms period, so a period's end is not a zero crossing.
+            let tone = Signal.sine(frequency: 470, rate: 24000, seconds: 5, amplitude: 0.5)
             let clearedAt = Locked(0.0)
             let log = try await PlaybackClient.session(client) { outbound, log in
                 try await PlaybackClient.send(tone, rate: 24000, chunkMs: 100, realTime: false, to: outbound)
@@ -98,6 +99,11 @@ struct PlaybackWebSocketTests {
             try SignalCheckFailure.require(abs(played - heardMs) < 30, "played_ms \(played), monitor heard \(heardMs) ms")
             try SignalCheckFailure.require(abs(played + flushed - 5000) < 30, "played \(played) + flushed \(flushed) != 5000")
             try SignalCheckFailure.require(segments.count == 1, "\(segments.count) segments heard")
+            // The cut fades out: no sample steps further than the tone's own (0.031 at 470 Hz).
+            let samples = monitor.samples
+            let around = Array(samples[max(heard.upperBound - 960, 0)..<min(heard.upperBound + 960, samples.count)])
+            let step = Signal.largestStep(around)
+            try SignalCheckFailure.require(step < 0.1, "a jump of \(step) where the clear cut the tone")
         }
     }
 
