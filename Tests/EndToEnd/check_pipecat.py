@@ -305,16 +305,7 @@ async def run(server, folder, binary):
     transport = AudiogateTransport(
         server.base, params=AudiogateParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE, stream=STREAM)
     )
-    echo, tap = DelayEcho(), Tap()
-    worker = PipelineWorker(
-        Pipeline([transport.input(), echo, transport.output(), tap]),
-        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
-        idle_timeout_secs=None,
-        enable_rtvi=False,
-    )
-    runner = WorkerRunner(handle_sigint=False)
-    await runner.add_workers(worker)
-    running = asyncio.ensure_future(runner.run())
+    echo, tap, worker, running = await start_echo_bot(transport)
     try:
         connected = await wait_until(
             lambda: server.get("/v1/status")["capture"]["subscribers"] == before["capture"]["subscribers"] + 1, 10
@@ -517,16 +508,7 @@ async def check_restart(binary, monitor, folder):
     async def on_disconnected(_transport, _client):
         events.append((time.monotonic(), "disconnected"))
 
-    echo, tap = DelayEcho(), Tap()
-    worker = PipelineWorker(
-        Pipeline([transport.input(), echo, transport.output(), tap]),
-        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
-        idle_timeout_secs=None,
-        enable_rtvi=False,
-    )
-    runner = WorkerRunner(handle_sigint=False)
-    await runner.add_workers(worker)
-    running = asyncio.ensure_future(runner.run())
+    echo, tap, worker, running = await start_echo_bot(transport)
     restarted = None
 
     def seen(name, since):
@@ -572,6 +554,21 @@ def _counts(server, before):
     status = server.get("/v1/status")
     return (status["capture"]["subscribers"] == before["capture"]["subscribers"]
             and status["playback"]["streams"] == before["playback"]["streams"])
+
+
+async def start_echo_bot(transport):
+    """Runs transport.input() -> DelayEcho -> transport.output() -> Tap; returns the echo, the tap,
+    the worker and the runner's task."""
+    echo, tap = DelayEcho(), Tap()
+    worker = PipelineWorker(
+        Pipeline([transport.input(), echo, transport.output(), tap]),
+        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=OUT_RATE),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    return echo, tap, worker, asyncio.ensure_future(runner.run())
 
 
 async def finished(task, seconds):
