@@ -597,7 +597,7 @@ export class Playback extends Reconnecting {
  * Opens `WS /v1/playback` and resolves with a {@link Playback} once connected. Options: server,
  * token, rate (24000), channels (1), stream ("default"), role (`voice` or `music`, where the server
  * has roles), aheadMs (2000), reconnect (true), and the callbacks onmessage(message) and
- * onclose(event). Events on the Playback: `mark`, `cleared`, `drained`, `error`, `message` (detail:
+ * onclose(event). Events on the Playback: `mark`, `started`, `cleared`, `drained`, `error`, `message` (detail:
  * the server's JSON message), `reconnecting`, `reconnect` ({gapMs, unheardMs}) and `close`.
  */
 export async function playback(options = {}) {

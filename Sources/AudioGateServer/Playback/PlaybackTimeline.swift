@@ -30,6 +30,16 @@ struct PlaybackTimeline {
         case ranDry(position: UInt64, nanoseconds: UInt64)
     }
 
+    /// Where the stream is in telling its listeners it started to be heard.
+    enum RunStart: Equatable {
+        /// Silent (just opened, drained or cleared): the next frame rendered starts a run.
+        case waiting
+        /// A run's first frame was rendered at this stream position and is on its way to the speaker.
+        case rendered(position: UInt64)
+        /// `started` was sent; nothing more until the stream falls silent again.
+        case told
+    }
+
     struct PendingMark {
         var position: UInt64
         var name: String
@@ -104,6 +114,7 @@ struct PlaybackTimeline {
     private(set) var drainPending = false
     /// Whether the stream plays, fills its jitter buffer or ran dry.
     private(set) var flow = Flow.idle
+    private(set) var runStart = RunStart.waiting
     /// The last position a mark or the end of an upload was placed at (0: none yet).
     private(set) var boundary: UInt64 = 0
     private(set) var underruns = 0
@@ -168,6 +179,7 @@ struct PlaybackTimeline {
         marks.removeAll()
         probes.removeAll()
         flow = .idle
+        runStart = .waiting
         startNow = false
         if measured, recordCount > 0 {
             let last = records[(recordHead + recordCount - 1) % records.count]
@@ -201,6 +213,10 @@ struct PlaybackTimeline {
     mutating func progress(playedDevice: UInt64, rate: Int, queueEmpty: Bool) -> Progress {
         var progress = Progress()
         heard(upTo: playedDevice)
+        if case .rendered(let position) = runStart, playedTotal > position {
+            progress.sends.append(Send(listener: nil, event: .started))
+            runStart = .told
+        }
         let allHeard = allRenderedHeard && queueEmpty
         // A mark may sit a few frames past what the resampler has released; once everything is
         // heard nothing before it is left to play.
@@ -210,6 +226,7 @@ struct PlaybackTimeline {
         }
         if allHeard && drainPending {
             drainPending = false
+            runStart = .waiting
             progress.sends.append(Send(listener: nil, event: .drained))
         }
         while let probe = probes.first, let deviceFrame = probe.deviceFrame, deviceFrame <= playedDevice {
@@ -253,6 +270,7 @@ struct PlaybackTimeline {
             records[slot] = Record(deviceStart: startFrame, streamStart: first, count: UInt64(taken))
             recordCount += 1
             renderedTotal += UInt64(taken)
+            if runStart == .waiting { runStart = .rendered(position: first) }
             for index in probes.indices where probes[index].deviceFrame == nil {
                 let position = probes[index].position
                 if position < renderedTotal {

@@ -44,7 +44,7 @@ struct WyomingSndSession: Sendable {
                             for _ in 0..<owed.count.exchange(0, ordering: .relaxed) {
                                 try await outbound.write(WyomingEvent(type: WyomingEvent.Kind.played))
                             }
-                        case .drained, .error:
+                        case .started, .drained, .error:
                             break
                         }
                     }

@@ -24,7 +24,7 @@ struct PlaybackTimelineTests {
         // Stream frames 0-479 go out as device frames 1000-1479; the probe's frame is device frame 1100.
         timeline.rendered(480, of: 480, startFrame: 1000)
         let early = timeline.progress(playedDevice: 1099, rate: Self.rate, queueEmpty: false)
-        #expect(early.isEmpty)
+        #expect(early.sends.map(\.event) == [.started] && early.sends.map(\.listener) == [nil] && early.latencies.isEmpty)
         let first = timeline.progress(playedDevice: 1480, rate: Self.rate, queueEmpty: false)
         #expect(first.sends.map(\.listener) == [1])
         #expect(first.sends.map(\.event) == [.mark(name: "first")])
@@ -43,6 +43,32 @@ struct PlaybackTimelineTests {
         #expect(timeline.pendingMarkNames.isEmpty)
         let again = timeline.progress(playedDevice: 1960, rate: Self.rate, queueEmpty: true)
         #expect(again.isEmpty)
+    }
+
+    @Test("started once the first frame after silence is heard; again only after drained or a clear")
+    func startedAfterSilence() {
+        var timeline = PlaybackTimeline()
+        _ = timeline.queued(960, at: 0)
+        #expect(timeline.progress(playedDevice: 5000, rate: Self.rate, queueEmpty: false).isEmpty)
+        timeline.rendered(480, of: 480, startFrame: 1000)
+        // Device frame 1000 carries the run's first frame: heard once the card is past it.
+        #expect(timeline.progress(playedDevice: 1000, rate: Self.rate, queueEmpty: false).isEmpty)
+        #expect(timeline.progress(playedDevice: 1001, rate: Self.rate, queueEmpty: false).sends.map(\.event) == [.started])
+        timeline.rendered(480, of: 480, startFrame: 1480)
+        #expect(timeline.progress(playedDevice: 1700, rate: Self.rate, queueEmpty: false).isEmpty)
+        #expect(timeline.progress(playedDevice: 1960, rate: Self.rate, queueEmpty: true).sends.map(\.event) == [.drained])
+        // A new run after the stream drained: started again, before the drained of a run heard whole at once.
+        _ = timeline.queued(480, at: 1)
+        timeline.rendered(480, of: 480, startFrame: 3000)
+        #expect(timeline.progress(playedDevice: 3480, rate: Self.rate, queueEmpty: true).sends.map(\.event) == [.started, .drained])
+        // A clear while a run's first frame is on its way: that run never started; the next one does.
+        _ = timeline.queued(960, at: 2)
+        timeline.rendered(480, of: 480, startFrame: 4000)
+        _ = timeline.clear(flushed: 480, at: 3, measured: false)
+        #expect(!timeline.progress(playedDevice: 4480, rate: Self.rate, queueEmpty: true).sends.contains { $0.event == .started })
+        _ = timeline.queued(480, at: 4)
+        timeline.rendered(480, of: 480, startFrame: 5000)
+        #expect(timeline.progress(playedDevice: 5010, rate: Self.rate, queueEmpty: false).sends.map(\.event) == [.started])
     }
 
     @Test("a measured clear hands back the span until its audio was heard to the end; marks and probes go")

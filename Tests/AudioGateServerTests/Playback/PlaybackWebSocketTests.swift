@@ -46,7 +46,7 @@ struct PlaybackWebSocketTests {
         }
     }
 
-    @Test("marks arrive in order, each when its audio has been heard")
+    @Test("marks arrive in order, each when its audio has been heard; started when the first was")
     func marksInOrder() async throws {
         try await PlaybackServer.live { server, client, monitor in
             let tone = Signal.sine(frequency: 600, rate: 24000, seconds: 0.3, amplitude: 0.5)
@@ -70,6 +70,13 @@ struct PlaybackWebSocketTests {
                 try SignalCheckFailure.require(
                     abs(mark.ms - end) < 30, "\(mark.name ?? "?") arrived \(mark.ms - end) ms after its audio ended")
             }
+            // The silence between the tones is audio too: one run, one `started`, when its first frame was heard.
+            let started = log.of("started")
+            #expect(started.count == 1)
+            let begin = monitor.time(ofSample: segments[0].lowerBound)
+            try SignalCheckFailure.require(
+                started.count == 1 && abs(started[0].ms - begin) < 30,
+                "started arrived \((started.first?.ms ?? .nan) - begin) ms after the first tone began")
         }
     }
 

@@ -30,7 +30,7 @@ from .errors import (
     ProtocolError,
     UnreachableError,
 )
-from .playback import Cleared, Drained, Mark, Playback, PlaybackError, PlaybackEvent
+from .playback import Cleared, Drained, Mark, Playback, PlaybackError, PlaybackEvent, Started
 
 __all__ = [
     "AudioChunk",
@@ -59,6 +59,7 @@ __all__ = [
     "ProtocolError",
     "RATES",
     "ReconnectPolicy",
+    "Started",
     "Reconnected",
     "Role",
     "UnreachableError",

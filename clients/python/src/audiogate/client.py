@@ -80,7 +80,7 @@ class Client:
         reconnect: ReconnectPolicy | bool | None = None,
     ) -> Playback:
         """A playback stream (`WS /v1/playback`): `rate` one of `RATES`, `channels` 1 or 2, `role` "voice"
-        (the default) or "music" (lowered while a voice is heard). `on_event` gets Mark, Cleared,
+        (the default) or "music" (lowered while a voice is heard). `on_event` gets Mark, Started, Cleared,
         Drained, PlaybackError, ConnectionLost, Reconnected."""
         query = dict(rate=rate, channels=channels, format=format, stream=stream, role=role)
         return Playback(self._endpoint, query, on_event, policy_of(reconnect, self._policy))

@@ -45,6 +45,11 @@ class Cleared:
 
 
 @dataclass(frozen=True)
+class Started:
+    """The stream's first audio after silence (opened, drained or cleared) was heard."""
+
+
+@dataclass(frozen=True)
 class Drained:
     """The stream's queue ran empty and all of it was heard."""
 
@@ -57,7 +62,7 @@ class PlaybackError:
     message: str
 
 
-PlaybackEvent = Mark | Cleared | Drained | PlaybackError | ConnectionLost | Reconnected
+PlaybackEvent = Mark | Started | Cleared | Drained | PlaybackError | ConnectionLost | Reconnected
 
 
 @dataclass
@@ -437,6 +442,8 @@ class Playback:
                 if not future.done():
                     future.set_result(event)
             self._idle = True
+        elif kind == "started":
+            event = Started()
         elif kind == "drained":
             event = Drained()
             self._idle = True
