@@ -145,8 +145,8 @@ async def check_capture_and_marks(base):
             await wait_async(lambda: any(isinstance(e, audiogate.Drained) for e in events), 2)
             await asyncio.sleep(0.2)
         kinds = [type(e).__name__ for e in events]
-        check(kinds[:1] == ["Started"] and kinds.count("Started") == 1 and kinds[-1] == "Drained",
-              f"playback: Started when the first segment began to be heard, once, and Drained last ({kinds})")
+        check(kinds[:1] == ["Started"] and kinds.count("Started") == 1 and "Drained" in kinds,
+              f"playback: Started when the first segment began to be heard, once, before the marks ({kinds})")
         x, t0 = recorder.samples()
         chunks = list(recorder.chunks)
         first_received = recorder.first_received
