@@ -104,9 +104,9 @@ struct StatusResponse: Encodable {
     var level: Level
     var wyoming: WyomingStatus
     /// Present when `--snapcast-server` is set.
-    var snapcast: SnapcastStatus?
+    var snapcast: PlayerStatus<SnapcastStatus>?
     /// Present when `--sendspin-server` is set.
-    var sendspin: SendspinStatus?
+    var sendspin: PlayerStatus<SendspinStatus>?
 }
 
 /// `GET /v1/devices`.

@@ -10,7 +10,7 @@ extension AudioGateServer {
     }
 
     /// `sendspin` in `/v1/status`.
-    var sendspinStatus: SendspinStatus? { sendspin?.status }
+    var sendspinStatus: PlayerStatus<SendspinStatus>? { sendspin?.status }
 
     /// `sendspin` in `/v1/info`.
     var sendspinInfo: SendspinInfo? { sendspin?.info }

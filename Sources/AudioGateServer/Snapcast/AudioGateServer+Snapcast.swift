@@ -8,7 +8,7 @@ extension AudioGateServer {
     }
 
     /// `snapcast` in `/v1/status`.
-    var snapcastStatus: SnapcastStatus? { snapcast?.status }
+    var snapcastStatus: PlayerStatus<SnapcastStatus>? { snapcast?.status }
 
     /// `snapcast` in `/v1/info`.
     var snapcastInfo: SnapcastInfo? { snapcast?.info }

@@ -164,20 +164,17 @@ enum SnapcastHelloValue: Encodable {
 
 extension SnapcastClient {
     /// The client's state for `/v1/status`.
-    var status: SnapcastStatus {
+    var status: PlayerStatus<SnapcastStatus> {
         let state = state.withLock { $0 }
-        let statistics = state.stream?.timing
         let measured = clock.count > 0
-        return SnapcastStatus(
-            connected: state.connected, server: server,
-            clockOffsetMs: measured ? Double(clock.diffMicroseconds) / 1000 : nil,
+        let player = SnapcastStatus(
             clockJitterMs: measured ? Double(clock.jitterMicroseconds) / 1000 : nil,
-            bufferMs: state.settings?.bufferMs, queuedMs: statistics?.bufferedMilliseconds ?? 0, codec: state.codec,
-            rate: state.format?.rate, channels: state.format?.channels, volume: state.settings?.volume,
-            muted: state.settings?.muted, framesDropped: UInt64(statistics?.framesDropped ?? 0),
-            framesInserted: UInt64(statistics?.framesInserted ?? 0), lateChunks: UInt64(statistics?.lateChunks ?? 0),
-            resyncs: UInt64(statistics?.resyncs ?? 0),
-            playOffsetMs: statistics?.offsetMicroseconds.map { $0 / 1000 }, connections: state.connections, lastError: state.lastError)
+            bufferMs: state.settings?.bufferMs, codec: state.codec, rate: state.format?.rate,
+            channels: state.format?.channels, volume: state.settings?.volume, muted: state.settings?.muted)
+        return PlayerStatus(
+            connected: state.connected, server: server, clockOffsetMs: measured ? Double(clock.diffMicroseconds) / 1000 : nil,
+            player: player, playout: TimedPlayoutStatus(state.stream?.timing), connections: state.connections,
+            lastError: state.lastError)
     }
 
     /// The settings for `/v1/info`.
