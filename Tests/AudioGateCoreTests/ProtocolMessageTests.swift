@@ -69,6 +69,12 @@ struct ProtocolMessageTests {
         let encoded = String(decoding: try JSONEncoder().encode(message), as: UTF8.self)
         #expect(try keys(encoded) == ["type", "played_ms", "flushed_ms"])
         #expect(try JSONDecoder().decode(ClearedMessage.self, from: Data(message.json().utf8)) == message)
+        // Messages that are their type alone code through `BareMessage`, not an empty synthesized object.
+        #expect(try keys(String(decoding: JSONEncoder().encode(StartedMessage()), as: UTF8.self)) == ["type"])
+        #expect(try JSONDecoder().decode(StartedMessage.self, from: Data(StartedMessage().json().utf8)) == StartedMessage())
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(StartedMessage.self, from: Data(DrainedMessage().json().utf8))
+        }
         let withID = ClearedMessage(playedMs: 5, flushedMs: 6, id: "own-1")
         #expect(try JSONDecoder().decode(ClearedMessage.self, from: JSONEncoder().encode(withID)) == withID)
         let start = StartMessage(rate: 8000, channels: 1, format: .s16le, chunkMs: 200)
