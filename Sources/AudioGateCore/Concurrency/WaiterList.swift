@@ -49,9 +49,6 @@ public struct WaiterList: Sendable {
         /// No waiters: what a consumer returns when it freed nothing anyone waits for.
         @inlinable public static var none: Wakes { Wakes([]) }
 
-        /// Whether there is nobody to wake.
-        @inlinable public var isEmpty: Bool { wakes.isEmpty }
-
         /// Wakes them all.
         @inlinable public func run() {
             guard !wakes.isEmpty else { return }

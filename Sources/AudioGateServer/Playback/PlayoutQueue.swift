@@ -70,24 +70,25 @@ final class PlayoutQueue {
     /// Device thread: takes up to `frames` frames into `destination`; wakes producers once the
     /// queue falls to its low watermark.
     func read(into destination: UnsafeMutableBufferPointer<Float>, frames: Int) -> Freed {
-        let taken = ring.read(into: UnsafeMutableBufferPointer(rebasing: destination[0..<(frames * channels)])) / channels
-        guard !waiters.isEmpty, self.frames <= lowWatermark else { return Freed(frames: taken, wakes: .none) }
-        return Freed(frames: taken, wakes: waiters.takeAll())
+        took(ring.read(into: UnsafeMutableBufferPointer(rebasing: destination[0..<(frames * channels)])))
     }
 
     /// Device thread: adds up to `frames` frames into the mix at `destination` (the stream plays at
     /// unit gain, so nothing is scaled first); wakes producers as `read(into:frames:)` does.
     func read(adding destination: UnsafeMutablePointer<Float>, frames: Int) -> Freed {
-        let taken = ring.read(adding: destination, count: frames * channels) / channels
-        guard !waiters.isEmpty, self.frames <= lowWatermark else { return Freed(frames: taken, wakes: .none) }
-        return Freed(frames: taken, wakes: waiters.takeAll())
+        took(ring.read(adding: destination, count: frames * channels))
+    }
+
+    /// The device took `samples`: the frames, and the producers to wake once the queue is at its low watermark.
+    private func took(_ samples: Int) -> Freed {
+        Freed(frames: samples / channels, wakes: frames <= lowWatermark ? waiters.takeAll() : .none)
     }
 
     /// A copy of the first `frames` frames queued (fewer if fewer are), interleaved.
     func head(frames: Int) -> [Float] {
         var head = [Float](repeating: 0, count: min(frames, self.frames) * channels)
-        let copied = head.withUnsafeMutableBufferPointer { ring.peek(into: $0) }
-        return Array(head.prefix(copied))
+        _ = head.withUnsafeMutableBufferPointer { ring.peek(into: $0) }
+        return head
     }
 
     /// Drops everything queued (a clear).
