@@ -68,6 +68,16 @@ check("pipe://" in snap_command and "--server.datadir=" in snap_command and "sna
       snapserver.get("build", {}).get("dockerfile_inline", ""),
       "Snapcast compose: a pinned snapserver with a pipe source and its own data directory")
 
+sendspin = yaml.safe_load((DEPLOY / "docker-compose.sendspin.yml").read_text())["services"]
+spin_gate, spin_server = sendspin["audiogate"], sendspin["sendspin"]
+check(spin_gate.get("environment", {}).get("AUDIOGATE_SENDSPIN_SERVER") == "ws://127.0.0.1:8927/sendspin"
+      and spin_gate.get("network_mode") == "host" and spin_server.get("network_mode") == "host",
+      "Sendspin compose: audiogate joins the sendspin server beside it on 8927")
+requirement = (ROOT / "scripts/requirements-sendspin.txt").read_text().split()[0]
+check(requirement in spin_server.get("build", {}).get("dockerfile_inline", "")
+      and re.search(r"^\s*USER\s+(?!root)\S+", spin_server["build"]["dockerfile_inline"], re.M) is not None,
+      f"Sendspin compose: the server is the tested {requirement}, run as a non-root user")
+
 # Every compose example: services without capabilities or privilege gain, read-only where they can
 # be, and audiogate's token from a secret file.
 SECRET = "/run/secrets/audiogate_token"
@@ -108,7 +118,7 @@ def snapserver_control(service):
 
 
 composes = {path.name: yaml.safe_load(path.read_text()) for path in sorted(DEPLOY.glob("docker-compose*.yml"))}
-check(len(composes) == 3, f"three compose examples: {sorted(composes)}")
+check(len(composes) == 4, f"four compose examples: {sorted(composes)}")
 for file, document in composes.items():
     services = document.get("services", {})
     for name, service in services.items():
