@@ -7,6 +7,8 @@ public enum FailureReason: String, Sendable, CaseIterable {
     case forbiddenOrigin = "forbidden_origin"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
+    /// What the request asks does not fit the state of its target (a command the server does not take).
+    case conflict
     case tooLarge = "too_large"
     case unsupportedMediaType = "unsupported_media_type"
     case misdirectedRequest = "misdirected_request"

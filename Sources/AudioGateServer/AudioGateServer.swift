@@ -54,6 +54,7 @@ public struct AudioGateServer: Sendable {
         addPlaybackRoutes(to: router)
         addSpeechRoutes(to: router)
         addRecordingRoutes(to: router)
+        addSendspinRoutes(to: router)
         addDocsRoutes(to: router)
         addPageRoutes(to: router)
         return router

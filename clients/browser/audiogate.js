@@ -607,3 +607,39 @@ export async function playback(options = {}) {
   await out.open();
   return out;
 }
+
+// ---- Music: the Sendspin player's server.
+
+/**
+ * Sends a controller command (`POST /v1/sendspin/command`) to the Sendspin server the player is
+ * joined to: `next`, `previous`, `play`, `pause`, `stop`, `volume` (with `volume` 0-100), `mute`
+ * (with `mute`), ... Resolves with the command as sent; rejects with an Error carrying the server's
+ * `code` and `status` (409 `conflict`: the server does not take that command now).
+ * Options: server, token, and the command's own value (volume, mute, positionMs, offsetMs).
+ */
+export async function sendspinCommand(command, options = {}) {
+  const { server = defaultServer, token = defaultToken, volume, mute, positionMs, offsetMs } = options;
+  const body = { command, volume, mute, position_ms: positionMs, offset_ms: offsetMs };
+  const headers = { "Content-Type": "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(new URL("/v1/sendspin/command", server), {
+    method: "POST", headers, body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(answer.error?.message || `sendspin command: HTTP ${response.status}`);
+    error.code = answer.error?.code;
+    error.status = response.status;
+    throw error;
+  }
+  return answer;
+}
+
+/** What the Sendspin server says is playing (`sendspin.metadata` of `GET /v1/status`), or null. */
+export async function nowPlaying(options = {}) {
+  const { server = defaultServer, token = defaultToken } = options;
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const response = await fetch(new URL("/v1/status", server), { headers });
+  if (!response.ok) throw new Error(`status: HTTP ${response.status}`);
+  return (await response.json()).sendspin?.metadata ?? null;
+}

@@ -47,6 +47,7 @@ extension FailureReason {
         case .forbiddenOrigin: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
+        case .conflict: .conflict
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .misdirectedRequest: .misdirectedRequest

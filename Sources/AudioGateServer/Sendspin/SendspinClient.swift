@@ -38,6 +38,12 @@ public final class SendspinClient: Service, Sendable {
         var played = false
         /// The Noise suite the next connection asks for.
         var suite: NoiseCipherSuite
+        /// What is playing, as the server last said (`metadata@v1`).
+        var metadata: SendspinServerState.Metadata?
+        /// What the server lets the controller do (`controller@v1`).
+        var controller: SendspinServerState.Controller?
+        /// The connection's outgoing queue while the server has it in the controller role.
+        var commands: AsyncStream<SendspinConnection.Outgoing>.Continuation?
     }
 
     public init(configuration: SendspinConfiguration, mixer: PlaybackMixer, logger: Logger) {
@@ -62,53 +68,32 @@ public final class SendspinClient: Service, Sendable {
             return
         }
         logger.info("sendspin player joining \(server)", metadata: ["name": "\(configuration.name)", "id": "\(identity.clientID)"])
-        await cancelWhenGracefulShutdown { [self] in
-            var backoff = Backoff()
-            while !Task.isCancelled {
-                let played = await connectOnce(identity: identity)
-                if played { backoff.reset() }
-                guard !Task.isCancelled else { break }
-                try? await Task.sleep(for: .milliseconds(backoff.next()))
-            }
-        }
+        await PlayerConnectionLoop<SendspinErrorCode>(player: "sendspin", server: server, logger: logger).run(
+            connection: { [self] in try await connectOnce(identity: identity) },
+            played: { [self] in state.withLock { $0.played } },
+            ended: { [self] in record($0) },
+            failed: { [self] error in
+                if error.code == .unsupportedSuite {
+                    state.withLock { $0.suite = $0.suite == .chaChaPoly ? .aesGCM : .chaChaPoly }
+                }
+            })
         logger.info("sendspin player stopped")
     }
 
-    /// One connection, start to end; true when it got as far as playing. Every way it ends is one log line.
-    private func connectOnce(identity: SendspinIdentity) async -> Bool {
+    /// One connection, start to end.
+    private func connectOnce(identity: SendspinIdentity) async throws {
         state.withLock {
             $0.connections += 1
             $0.played = false
         }
         clock.reset()
         defer { closeStream() }
-        do {
-            let settings = WebSocketClientConfiguration(
-                maxFrameSize: NoiseHandshake.maximumMessageBytes + 1, closeTimeout: .seconds(2),
-                autoPing: .enabled(timePeriod: .seconds(10)))
-            try await WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
-                try await SendspinConnection(client: self, identity: identity).run(inbound: inbound, outbound: outbound)
-            }
-            if !Task.isCancelled {
-                record("the server closed the connection")
-                logger.info("sendspin server \(server) closed the connection")
-            }
-        } catch let error as SendspinError {
-            if error.code == .unsupportedSuite {
-                state.withLock { $0.suite = $0.suite == .chaChaPoly ? .aesGCM : .chaChaPoly }
-            }
-            record(error.description)
-            logger.warning("sendspin connection to \(server) closed: \(error)")
-        } catch let error as any ResponseError {
-            record(error.message)
-            logger.warning("sendspin stream refused: \(error.message)")
-        } catch where Task.isCancelled {
-            // Shutdown.
-        } catch {
-            record("\(error)")
-            logger.info("sendspin server \(server) unreachable: \(error)")
+        let settings = WebSocketClientConfiguration(
+            maxFrameSize: NoiseHandshake.maximumMessageBytes + 1, closeTimeout: .seconds(2),
+            autoPing: .enabled(timePeriod: .seconds(10)))
+        try await WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
+            try await SendspinConnection(client: self, identity: identity).run(inbound: inbound, outbound: outbound)
         }
-        return state.withLock { $0.played }
     }
 
     func record(_ error: String) {
@@ -118,9 +103,15 @@ public final class SendspinClient: Service, Sendable {
         }
     }
 
-    /// Ends the connection's playing: without the server its queued audio has no clock.
+    /// Ends the connection's playing: without the server its queued audio has no clock, and what
+    /// it said was playing and could be done is over.
     func closeStream() {
-        state.withLock { $0.connected = false }
+        state.withLock {
+            $0.connected = false
+            $0.metadata = nil
+            $0.controller = nil
+            $0.commands = nil
+        }
         releaseStream()
     }
 

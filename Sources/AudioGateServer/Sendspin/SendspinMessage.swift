@@ -11,6 +11,7 @@ enum SendspinMessage: Sendable, Equatable {
     case streamEnd(roles: [String]?)
     case serverCommand(SendspinPlayerCommand?)
     case groupUpdate(SendspinGroup)
+    case serverState(SendspinServerState)
     /// A re-handshake (Noise message 1 in band), which only follows pairing.
     case rehandshake
     case ignored(type: String)
@@ -38,6 +39,7 @@ enum SendspinMessage: Sendable, Equatable {
             case "stream/end": return .streamEnd(roles: try payload(RolesPayload.self).roles)
             case "server/command": return .serverCommand(try payload(CommandPayload.self).player)
             case "group/update": return .groupUpdate(try payload(SendspinGroup.self))
+            case "server/state": return .serverState(try payload(SendspinServerState.self))
             case "noise/handshake": return .rehandshake
             default: return .ignored(type: String(type.prefix(64)))
             }

@@ -12,20 +12,28 @@ enum SendspinOutbound {
         encode("noise/handshake", HandshakeData(data: Base64URL.encode(message)))
     }
 
-    /// `client/hello` for a `player@v1` with `formats` in priority order.
+    /// The roles offered: a player that also shows what plays and passes on commands.
+    static let roles = ["player@v1", "metadata@v1", "controller@v1"]
+
+    /// `client/hello` for `roles`, the player with `formats` in priority order.
     static func clientHello(name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int) -> String {
         let support = PlayerSupport(supportedFormats: formats, bufferCapacity: bufferCapacity)
         return encode(
             "client/hello",
             ClientHello(
                 name: name, deviceInfo: DeviceInfo(productName: "audiogate", softwareVersion: version),
-                supportedRoles: ["player@v1"], playerSupport: support, supportedPairMethods: [:],
+                supportedRoles: roles, playerSupport: support, supportedPairMethods: [:],
                 unpairedAccess: UnpairedAccess(enabled: true)))
     }
 
     /// `client/state` with the `player` object.
     static func clientState(available: Bool, player: SendspinPlayerState) -> String {
         encode("client/state", ClientState(available: available, player: player))
+    }
+
+    /// `client/command` with the `controller` object.
+    static func clientCommand(_ command: SendspinCommand) -> String {
+        encode("client/command", ClientCommand(controller: command))
     }
 
     /// `client/time` stamped `now` (our microseconds).
@@ -109,6 +117,8 @@ enum SendspinOutbound {
         var available: Bool
         var player: SendspinPlayerState
     }
+
+    private struct ClientCommand: Encodable { var controller: SendspinCommand }
 
     private struct ClientTime: Encodable {
         var clientTransmitted: Int64

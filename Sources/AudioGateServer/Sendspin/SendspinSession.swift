@@ -81,6 +81,13 @@ struct SendspinSession {
             client.state.withLock { state in
                 if let playing = group.playbackState { state.playbackState = String(playing.prefix(32)) }
             }
+        case .serverState(let update):
+            let metadata = roles.contains("metadata@v1") ? update.metadata : nil
+            let controller = roles.contains("controller@v1") ? update.controller : nil
+            client.state.withLock { state in
+                if let metadata { state.metadata = metadata }
+                if let controller { state.controller = controller }
+            }
         case .rehandshake:
             throw SendspinError(.handshake, "the server began a re-handshake (it follows pairing, which this player does not do)")
         case .ignored:
@@ -102,9 +109,13 @@ struct SendspinSession {
         let wasActive = playerActive
         if let activeRoles = activation.activeRoles { roles = activeRoles } else if !activated { roles = [] }
         activated = true
+        let (metadata, controller) = (roles.contains("metadata@v1"), roles.contains("controller@v1"))
         client.state.withLock {
             $0.connected = true
             $0.activities = Array(activation.activities.prefix(4))
+            if !metadata { $0.metadata = nil }
+            if !controller { $0.controller = nil }
+            $0.commands = controller ? sender : nil
         }
         if wasActive && !playerActive { end() }
         if playerActive && !wasActive { sendState() }

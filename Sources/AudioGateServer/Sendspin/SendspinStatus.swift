@@ -1,3 +1,5 @@
+import AudioGateCore
+
 /// The Sendspin player's own fields in `/v1/status` (`sendspin`, a `PlayerStatus`: connected once
 /// through the Noise handshake and activated, `server` its URL, the clock offset from the time
 /// filter's offset and drift); absent when it is off.
@@ -22,6 +24,10 @@ struct SendspinStatus: Encodable, Equatable {
     var outputDelayMs: Int
     /// The group's `playing` or `stopped`.
     var playbackState: String?
+    /// What is playing, once the server said (`metadata@v1`).
+    var metadata: SendspinMetadataStatus?
+    /// What `POST /v1/sendspin/command` may ask of the server (`controller@v1`).
+    var controller: SendspinControllerStatus?
 }
 
 /// The Sendspin settings in `/v1/info` (`sendspin`); absent when the player is off.
@@ -41,7 +47,12 @@ extension SendspinClient {
             serverName: state.serverName, serverId: state.serverID, clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,
-            outputDelayMs: state.outputDelayMilliseconds, playbackState: state.playbackState)
+            outputDelayMs: state.outputDelayMilliseconds, playbackState: state.playbackState,
+            metadata: state.metadata.map { metadata in
+                SendspinMetadataStatus(
+                    metadata, serverNow: clock.offsetMicroseconds.map { Double(MonotonicClock.nowNanoseconds() / 1000) + $0 })
+            },
+            controller: state.controller.map(SendspinControllerStatus.init))
         return PlayerStatus(
             connected: state.connected, server: server, clockOffsetMs: clock.offsetMicroseconds.map { $0 / 1000 },
             player: player, playout: TimedPlayoutStatus(state.stream?.timing), connections: state.connections,

@@ -29,6 +29,8 @@ public final class SnapcastClient: Service, Sendable {
         var stream: PlaybackStream?
         var connections = 0
         var lastError: String?
+        /// The current connection handed a chunk to the stream.
+        var played = false
     }
 
     public init(configuration: SnapcastConfiguration, mixer: PlaybackMixer, logger: Logger) {
@@ -45,51 +47,32 @@ public final class SnapcastClient: Service, Sendable {
 
     public func run() async throws {
         logger.info("snapcast client joining \(server)", metadata: ["name": "\(configuration.name)", "id": "\(configuration.id)"])
-        await cancelWhenGracefulShutdown { [self] in
-            var backoff = Backoff()
-            while !Task.isCancelled {
-                let played = await connectOnce()
-                if played { backoff.reset() }
-                guard !Task.isCancelled else { break }
-                try? await Task.sleep(for: .milliseconds(backoff.next()))
-            }
-        }
+        await PlayerConnectionLoop<SnapcastErrorCode>(player: "snapcast", server: server, logger: logger).run(
+            connection: { [self] in try await connectOnce() },
+            played: { [self] in state.withLock { $0.played } },
+            ended: { [self] in record($0) })
         logger.info("snapcast client stopped")
     }
 
-    /// One connection, start to end; true when it got as far as playing. Every way it ends is one log line.
-    private func connectOnce() async -> Bool {
-        var played = false
-        do {
-            let connection = try await connect()
-            state.withLock { $0.connections += 1 }
-            clock.reset()
-            defer { closeStream() }
-            try await connection.executeThenClose { inbound, outbound in
-                try await outbound.write(.hello(id: 0, json: helloJSON()))
-                var session = SnapcastSession(client: self)
-                for try await message in inbound {
-                    try await session.handle(message)
-                    if session.played { played = true }
+    /// One connection, start to end.
+    private func connectOnce() async throws {
+        state.withLock { $0.played = false }
+        let connection = try await connect()
+        state.withLock { $0.connections += 1 }
+        clock.reset()
+        defer { closeStream() }
+        try await connection.executeThenClose { inbound, outbound in
+            try await outbound.write(.hello(id: 0, json: helloJSON()))
+            var session = SnapcastSession(client: self)
+            var played = false
+            for try await message in inbound {
+                try await session.handle(message)
+                if session.played, !played {
+                    played = true
+                    state.withLock { $0.played = true }
                 }
             }
-            if !Task.isCancelled {
-                record("the server closed the connection")
-                logger.info("snapcast server \(server) closed the connection")
-            }
-        } catch let error as SnapcastError {
-            record(error.description)
-            logger.warning("snapcast connection to \(server) closed: \(error)")
-        } catch let error as any ResponseError {
-            record(error.message)
-            logger.warning("snapcast stream refused: \(error.message)")
-        } catch where Task.isCancelled {
-            // Shutdown.
-        } catch {
-            record("\(error)")
-            logger.info("snapcast server \(server) unreachable: \(error)")
         }
-        return played
     }
 
     private func connect() async throws -> Connection {

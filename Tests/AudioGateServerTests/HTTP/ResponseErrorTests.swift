@@ -26,6 +26,10 @@ struct ResponseErrorTests {
             (SpeechError(.unavailable, "x"), "unavailable", 503),
             (CodecError(.tooManyDecoders, "x"), "too_many_decoders", 503),
             (CodecError(.unsupported, "x"), "unsupported_media_type", 415),
+            (SendspinCommandError(.badBody, "x"), "bad_body", 400),
+            (SendspinCommandError(.notFound, "x"), "not_found", 404),
+            (SendspinCommandError(.unavailable, "x"), "unavailable", 503),
+            (SendspinCommandError(.conflict, "x"), "conflict", 409),
         ] as [(any ResponseError, String, Int)])
     func mapped(error: any ResponseError, code: String, status: Int) {
         let answer = APIError(mapping: error)

@@ -151,11 +151,25 @@ struct SendspinProtocolTests {
         #expect(
             try decode(#"{"type":"server/command","payload":{"player":{"command":"volume","volume":40}}}"#)
                 == .serverCommand(SendspinPlayerCommand(command: "volume", volume: 40)))
-        #expect(try decode(#"{"type":"server/state","payload":{"metadata":{}}}"#) == .ignored(type: "server/state"))
+        #expect(
+            try decode(#"{"type":"server/state","payload":{"metadata":{"timestamp":5,"title":"T","progress":{"track_progress":1,"track_duration":2,"playback_speed":1000}}}}"#)
+                == .serverState(
+                    SendspinServerState(
+                        metadata: .init(
+                            timestamp: 5, title: "T",
+                            progress: .init(trackProgress: 1, trackDuration: 2, playbackSpeed: 1000)))))
+        #expect(
+            try decode(#"{"type":"server/state","payload":{"controller":{"supported_commands":["next"],"volume":7,"muted":false,"repeat":"off","shuffle":false}}}"#)
+                == .serverState(
+                    SendspinServerState(
+                        controller: .init(supportedCommands: ["next"], volume: 7, muted: false, repeatMode: "off", shuffle: false))))
+        #expect(try decode(#"{"type":"server/state","payload":{"color":{}}}"#) == .serverState(SendspinServerState()))
+        #expect(try decode(#"{"type":"group/unknown","payload":{}}"#) == .ignored(type: "group/unknown"))
         let broken = [
             #"{"type":"server/time","payload":{"client_transmitted":1}}"#,
             #"{"type":"server/time","payload":{"client_transmitted":1,"server_received":1e30,"server_transmitted":2}}"#,
             #"{"payload":{}}"#, "not json", #"{"type":"stream/start","payload":{"player":{"codec":"pcm"}}}"#,
+            #"{"type":"server/state","payload":{"controller":{"volume":7}}}"#,
         ]
         for text in broken {
             #expect(throws: SendspinError.self, "\(text)") { _ = try decode(text) }
@@ -170,7 +184,7 @@ struct SendspinProtocolTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(hello.utf8)) as? [String: Any])
         #expect(object["type"] as? String == "client/hello")
         let payload = try #require(object["payload"] as? [String: Any])
-        #expect(payload["supported_roles"] as? [String] == ["player@v1"])
+        #expect(payload["supported_roles"] as? [String] == ["player@v1", "metadata@v1", "controller@v1"])
         #expect((payload["unpaired_access"] as? [String: Bool])?["enabled"] == true)
         let support = try #require(payload["player@v1_support"] as? [String: Any])
         let formats = try #require(support["supported_formats"] as? [[String: Any]])
@@ -180,6 +194,50 @@ struct SendspinProtocolTests {
         let state = SendspinOutbound.clientState(
             available: false, player: SendspinPlayerState(volume: 40, muted: true, outputDelayMs: 5, requiredLeadTimeMs: 250, minBufferMs: 250))
         #expect(state.contains(#""available":false"#) && state.contains(#""supported_commands":["volume","mute","set_output_delay"]"#))
+        #expect(
+            SendspinOutbound.clientCommand(SendspinCommand(command: "volume", volume: 40))
+                == #"{"payload":{"controller":{"command":"volume","volume":40}},"type":"client/command"}"#)
+    }
+
+    @Test("controller commands: known ones parse, each takes exactly its own value")
+    func commands() throws {
+        func parse(_ text: String) throws(SendspinCommandError) -> SendspinCommand { try SendspinCommand.parse(Data(text.utf8)) }
+        #expect(try parse(#"{"command":"next"}"#) == SendspinCommand(command: "next"))
+        #expect(try parse(#"{"command":"seek","position_ms":5}"#) == SendspinCommand(command: "seek", positionMs: 5))
+        for text in ["not json", #"{"command":"bogus"}"#, #"{"volume":4}"#, #"{"command":7}"#] {
+            let error = #expect(throws: SendspinCommandError.self, "\(text)") { _ = try parse(text) }
+            #expect(error?.code == .badBody)
+        }
+        let valid = [
+            SendspinCommand(command: "next"), SendspinCommand(command: "volume", volume: 0), SendspinCommand(command: "mute", mute: true),
+            SendspinCommand(command: "seek", positionMs: 0), SendspinCommand(command: "seek_relative", offsetMs: -5000),
+        ]
+        for command in valid { #expect(throws: Never.self) { try command.validate() } }
+        let invalid = [
+            SendspinCommand(command: "volume"), SendspinCommand(command: "volume", volume: 101), SendspinCommand(command: "next", volume: 3),
+            SendspinCommand(command: "mute"), SendspinCommand(command: "play", mute: false), SendspinCommand(command: "seek", positionMs: -1),
+            SendspinCommand(command: "next", positionMs: 1), SendspinCommand(command: "seek_relative"), SendspinCommand(command: "stop", offsetMs: 1),
+        ]
+        for command in invalid {
+            let error = #expect(throws: SendspinCommandError.self, "\(command)") { try command.validate() }
+            #expect(error?.code == .badBody)
+        }
+    }
+
+    @Test("what is playing: progress moves on at the server's speed from its timestamp, within the track")
+    func metadataProgress() {
+        let progress = SendspinServerState.Progress(trackProgress: 1000, trackDuration: 5000, playbackSpeed: 1000)
+        let metadata = SendspinServerState.Metadata(timestamp: 1_000_000, title: "T", progress: progress)
+        #expect(SendspinMetadataStatus(metadata, serverNow: 3_000_000).progressMs == 3000)
+        #expect(SendspinMetadataStatus(metadata, serverNow: 60_000_000).progressMs == 5000)
+        #expect(SendspinMetadataStatus(metadata, serverNow: nil).progressMs == 1000)
+        var paused = metadata
+        paused.progress?.playbackSpeed = 0
+        #expect(SendspinMetadataStatus(paused, serverNow: 3_000_000).progressMs == 1000)
+        #expect(SendspinMetadataStatus(metadata, serverNow: 3_000_000).title == "T")
+        var long = metadata
+        long.title = String(repeating: "x", count: 10_000)
+        #expect(SendspinMetadataStatus(long, serverNow: nil).title?.count == SendspinMetadataStatus.maximumText)
     }
 
     @Test("the handshake's cleartext messages parse, and the Sentinel PSK has its published id")

@@ -82,3 +82,19 @@ async def test_no_thread_is_used(server: HTTPServer) -> None:
     finally:
         loop.run_in_executor = original  # type: ignore[method-assign]
     assert calls == []
+
+
+async def test_sendspin_command_and_now_playing(server: HTTPServer) -> None:
+    server.answers[("POST", "/v1/sendspin/command")] = (200, b'{"command":"volume","volume":40}', False)
+    server.answers[("GET", "/v1/status")] = (200, b'{"sendspin":{"metadata":{"title":"T","progress_ms":5}}}', False)
+    client = audiogate.Client(server.url)
+    assert await client.sendspin_command("volume", volume=40) == {"command": "volume", "volume": 40}
+    assert server.seen[-1][3] == b'{"command": "volume", "volume": 40}'
+    assert await client.now_playing() == {"title": "T", "progress_ms": 5}
+    server.answers[("GET", "/v1/status")] = (200, b'{"capture":{}}', False)
+    assert await client.now_playing() is None
+    server.answers[("POST", "/v1/sendspin/command")] = (
+        409, b'{"error":{"code":"conflict","message":"the server does not take \'seek\' now"}}', False)
+    with pytest.raises(audiogate.AudiogateHTTPError) as caught:
+        await client.sendspin_command("seek", position_ms=0)
+    assert (caught.value.status, caught.value.code) == (409, "conflict")

@@ -165,6 +165,27 @@ class Client:
         body = {key: value for key, value in dict(playback=playback, muted=muted).items() if value is not None}
         return await self._json("PUT", "/v1/volume", body=body)
 
+    # ---- music
+
+    async def now_playing(self) -> dict[str, Any] | None:
+        """What the Sendspin server says is playing (title, artist, album, progress_ms, ...), from
+        `GET /v1/status`; None when the player is off or the server said nothing."""
+        sendspin = (await self.status()).get("sendspin") or {}
+        return cast("dict[str, Any] | None", sendspin.get("metadata"))
+
+    async def sendspin_command(
+        self, command: str, *, volume: int | None = None, mute: bool | None = None,
+        position_ms: int | None = None, offset_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """`POST /v1/sendspin/command`: `next`, `previous`, `play`, `pause`, `stop`, `volume` (0-100),
+        `mute`, ... for the Sendspin server's music. A command the server does not take now raises
+        `AudiogateHTTPError` with `code == "conflict"` (HTTP 409)."""
+        body: dict[str, Any] = {"command": command}
+        for key, value in dict(volume=volume, mute=mute, position_ms=position_ms, offset_ms=offset_ms).items():
+            if value is not None:
+                body[key] = value
+        return await self._json("POST", "/v1/sendspin/command", body=body)
+
     # ---- recordings
 
     async def start_recording(self, **fields: Any) -> dict[str, Any]:
