@@ -46,29 +46,20 @@ struct SendspinCommand: Codable, Sendable, Equatable {
 
     /// Checks that the command carries exactly the values it takes.
     func validate() throws(SendspinCommandError) {
-        func refuse(_ message: String) -> SendspinCommandError { SendspinCommandError(.badBody, message) }
-        let takes: (volume: Bool, mute: Bool, position: Bool, offset: Bool) = (
-            command == "volume", command == "mute", command == "seek", command == "seek_relative"
-        )
-        if takes.volume {
-            guard let volume, (0...100).contains(volume) else { throw refuse("'volume' takes \"volume\": 0-100") }
-        } else if volume != nil {
-            throw refuse("only 'volume' takes \"volume\"")
-        }
-        if takes.mute {
-            guard mute != nil else { throw refuse("'mute' takes \"mute\": true|false") }
-        } else if mute != nil {
-            throw refuse("only 'mute' takes \"mute\"")
-        }
-        if takes.position {
-            guard let positionMs, positionMs >= 0 else { throw refuse("'seek' takes \"position_ms\" >= 0") }
-        } else if positionMs != nil {
-            throw refuse("only 'seek' takes \"position_ms\"")
-        }
-        if takes.offset {
-            guard offsetMs != nil else { throw refuse("'seek_relative' takes \"offset_ms\"") }
-        } else if offsetMs != nil {
-            throw refuse("only 'seek_relative' takes \"offset_ms\"")
+        // Each value: its key, the one command that takes it, what it may be, and whether it fits.
+        let values: [(key: String, command: String, allowed: String, given: Bool, fits: Bool)] = [
+            ("volume", "volume", "0-100", volume != nil, volume.map { (0...100).contains($0) } ?? false),
+            ("mute", "mute", "true|false", mute != nil, mute != nil),
+            ("position_ms", "seek", ">= 0", positionMs != nil, positionMs.map { $0 >= 0 } ?? false),
+            ("offset_ms", "seek_relative", "milliseconds", offsetMs != nil, offsetMs != nil),
+        ]
+        for value in values {
+            if command == value.command, !value.fits {
+                throw SendspinCommandError(.badBody, "'\(value.command)' takes \"\(value.key)\": \(value.allowed)")
+            }
+            if command != value.command, value.given {
+                throw SendspinCommandError(.badBody, "only '\(value.command)' takes \"\(value.key)\"")
+            }
         }
     }
 }
