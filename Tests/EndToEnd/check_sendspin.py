@@ -9,13 +9,20 @@ test card.
 - codecs: a 440 Hz file served as PCM 16, FLAC and Opus (audiogate offering that codec first) plays
   at 440 Hz and at the file's level (within 1 dB) in the null sink's monitor, with /v1/status naming
   the codec and the clock converged;
+- roles (metadata@v1, controller@v1): against sendspin_roles_server.py, a small aiosendspin server
+  that sets a track's metadata and the commands it takes and writes down each command it receives,
+  /v1/status shows the track (its progress advancing from where the server set it) and the supported
+  commands; POST /v1/sendspin/command reaches the server (`next` lands in its list, a volume comes
+  back in its controller state), answers 409 for a command the server does not offer and 400 for a
+  bad body; once the server is gone the metadata is cleared and a command answers 503;
 - sync to the sample: two audiogate processes joined to one `sendspin serve` play into the one null
   sink a file with a one-sample impulse every 500 ms over a 1-LSB dither, the second turned down to
   0.25 (`PUT /v1/volume`) so their impulses can be told apart: over 30 s after 10 s of settling the
   median offset is within +-0.1 ms and the 95th percentile of |offset| at most 0.25 ms. Not yet
   met: on a quiet machine the pair settles within about 0.12 ms after 10 s, but under load one or
   both players step by 10-40 ms mid-run (a late chunk and a resync, or a step with neither) and
-  slew back at the timed stream's 0.2 %; scripts/run-tests.sh runs the codecs part only until then.
+  slew back at the timed stream's 0.2 %; scripts/run-tests.sh runs the codecs and roles parts only
+  until then.
 
 Where no Python >= 3.12 exists the check says so in one line and is skipped.
 
@@ -31,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -40,6 +48,7 @@ from e2e import check
 
 VENV = e2e.ROOT / ".venv-sendspin"
 SENDSPIN = VENV / "bin/sendspin"
+ROLES_SERVER = pathlib.Path(__file__).with_name("sendspin_roles_server.py")
 NAMESPACE_MARK = "AUDIOGATE_SENDSPIN_NAMESPACE"
 TONE_HZ = 440
 AMPLITUDE = 0.3
@@ -63,21 +72,25 @@ def enter_namespace():
     os.execvpe(unshare[0], unshare + [sys.executable, *sys.argv], env)
 
 
-class SendspinServe:
-    """`sendspin serve FILE` on `port`, its HOME and settings in `scratch`, its output in a log file."""
+class ServerProcess:
+    """A Sendspin server process on `port` (argv() says which), its HOME in `scratch`, its output in
+    a log file there."""
 
-    def __init__(self, scratch, source, port=8927):
+    log_name = "server.log"
+
+    def __init__(self, scratch, port=8927):
         self.scratch = pathlib.Path(scratch)
-        self.source = source
         self.port = port
         self.process = None
-        self.log = self.scratch / "sendspin-serve.log"
+        self.log = self.scratch / self.log_name
+
+    def argv(self):
+        raise NotImplementedError
 
     def start(self):
         out = open(self.log, "a")
-        self.process = subprocess.Popen(
-            [str(SENDSPIN), "serve", str(self.source), "--port", str(self.port), "--name", "e2e"],
-            cwd=self.scratch, env=dict(os.environ, HOME=str(self.scratch)), stdout=out, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(self.argv(), cwd=self.scratch, env=dict(os.environ, HOME=str(self.scratch)),
+                                        stdout=out, stderr=subprocess.STDOUT)
         out.close()
         return e2e.wait_for(lambda: self.process.poll() is None and self._listening(), 20)
 
@@ -95,6 +108,40 @@ class SendspinServe:
     def stop(self):
         if self.process:
             e2e.stop_process(self.process)
+
+
+class SendspinServe(ServerProcess):
+    """`sendspin serve FILE`."""
+
+    log_name = "sendspin-serve.log"
+
+    def __init__(self, scratch, source, port=8927):
+        super().__init__(scratch, port)
+        self.source = source
+
+    def argv(self):
+        return [str(SENDSPIN), "serve", str(self.source), "--port", str(self.port), "--name", "e2e"]
+
+
+class RolesServer(ServerProcess):
+    """sendspin_roles_server.py: a track's metadata and the commands it takes; events() lists the
+    controller commands it received."""
+
+    log_name = "roles-server.log"
+
+    def __init__(self, scratch, port=8927):
+        super().__init__(scratch, port)
+        self.events_file = self.scratch / "controller-events.txt"
+
+    def argv(self):
+        return [str(VENV / "bin/python"), str(ROLES_SERVER), "--port", str(self.port),
+                "--events", str(self.events_file)]
+
+    def events(self):
+        try:
+            return self.events_file.read_text().splitlines()
+        except OSError:
+            return []
 
 
 def start_audiogate(binary, server, scratch, extra=()):
@@ -152,6 +199,109 @@ def check_codecs(binary, scratch):
                     gate.stop()
     finally:
         server.stop()
+
+
+def request_json(gate, method, path, body):
+    """(status, JSON answer) of a request to audiogate, errors included; `body` bytes go as they are,
+    anything else as JSON."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(gate.base + path, data, headers={"Content-Type": "application/json"},
+                                     method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            status, text = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            status, text = error.code, error.read()
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text[:200]
+
+
+def send_command(gate, body):
+    return request_json(gate, "POST", "/v1/sendspin/command", body)
+
+
+def error_field(answer, name):
+    """`error.code` or `error.message` of an error answer; None when it is not one."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error.get(name) if isinstance(error, dict) else None
+
+
+def check_roles(binary, scratch):
+    server = RolesServer(scratch)
+    if not check(server.start(), "roles: the roles server starts inside the namespace"):
+        print(server.log.read_text()[-2000:])
+        return
+    point = e2e.mark()
+    gate = None
+    try:
+        # The server sets the track when audiogate joins, so no earlier than this: the bound on how
+        # far its progress can have advanced.
+        started = time.monotonic()
+        gate = start_audiogate(binary, server, scratch)
+        if not check(gate.start(), "roles: audiogate starts"):
+            return
+        metadata = e2e.wait_for(lambda: sendspin_status(gate).get("metadata"), 10)
+        read = time.monotonic()
+        metadata = metadata or {}
+        expected = {"title": "Test Title", "artist": "Test Artist", "album": "Test Album", "album_artist": "Test Band",
+                    "year": 2024, "track": 3, "duration_ms": 200000}
+        check(all(metadata.get(k) == v for k, v in expected.items()),
+              f"roles: within 10 s /v1/status has the server's track as sendspin.metadata ({metadata})")
+        progress = metadata.get("progress_ms")
+        bound = 1000 + (read - started + 2) * 1000
+        check(isinstance(progress, (int, float)) and 1000 <= progress <= bound,
+              f"roles: progress_ms {progress} is between 1000 and {bound:.0f} ({read - started:.1f} s after "
+              f"audiogate started, at playback speed 1000)")
+
+        commands = e2e.wait_for(lambda: (sendspin_status(gate).get("controller") or {}).get("supported_commands"), 10)
+        commands = commands or []
+        check("next" in commands, f"roles: sendspin.controller.supported_commands has next ({commands})")
+
+        status, answer = send_command(gate, {"command": "next"})
+        check(status == 200 and isinstance(answer, dict) and answer.get("command") == "next",
+              f"roles: POST /v1/sendspin/command next answers {status} {answer}")
+        landed = e2e.wait_for(lambda: "next" in server.events(), 2)
+        check(landed, f"roles: the server gets next within 2 s (its commands: {server.events()})")
+
+        status, answer = send_command(gate, {"command": "seek"})
+        check(status == 409 and error_field(answer, "code") == "conflict"
+              and "seek" in str(error_field(answer, "message")),
+              f"roles: seek, which the server does not offer, answers {status} {answer}")
+
+        status, answer = send_command(gate, {"command": "volume", "volume": 40})
+        if "volume" in commands:
+            echoed = e2e.wait_for(lambda: (sendspin_status(gate).get("controller") or {}).get("volume") == 40, 2)
+            volume = (sendspin_status(gate).get("controller") or {}).get("volume")
+            check(status == 200 and echoed,
+                  f"roles: volume 40 answers {status} {answer} and sendspin.controller.volume is {volume} within 2 s "
+                  f"(the server's commands: {server.events()})")
+        else:
+            check(status == 409 and error_field(answer, "code") == "conflict",
+                  f"roles: volume, which the server offers only with a player that has one, answers {status} {answer}")
+
+        for body in ({"command": "bogus"}, {"command": "volume", "volume": 500}, b"not json"):
+            status, answer = send_command(gate, body)
+            check(status == 400 and error_field(answer, "code") == "bad_body",
+                  f"roles: {body!r} answers {status} {answer}")
+
+        server.stop()
+        gone = e2e.wait_for(lambda: (s := sendspin_status(gate)) and s.get("metadata") is None and s, 10)
+        check(gone, f"roles: within 10 s of the server stopping sendspin.metadata is gone "
+                    f"({sendspin_status(gate).get('metadata')})")
+        status, answer = send_command(gate, {"command": "next"})
+        check(status == 503 and error_field(answer, "code") == "unavailable",
+              f"roles: with no server, next answers {status} {answer}")
+    finally:
+        if gate:
+            if e2e.failures_since(point):
+                print(gate.log_text()[-3000:])
+            gate.stop()
+        server.stop()
+        if e2e.failures_since(point):
+            print(server.log.read_text()[-3000:])
 
 
 def impulse_file(path, seconds=60):
@@ -220,7 +370,7 @@ def check_sync(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "sync"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "sync"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -239,6 +389,9 @@ def main():
                     break
                 print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
                 e2e.rewind(point)
+        if args.only in (None, "roles"):
+            with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                check_roles(args.binary, directory)
         if args.only in (None, "sync"):
             for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()

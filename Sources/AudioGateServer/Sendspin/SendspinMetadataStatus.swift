@@ -17,6 +17,12 @@ struct SendspinMetadataStatus: Encodable, Equatable {
     /// Speed times 1000: 1000 plays, 0 is paused.
     var playbackSpeed: Int?
 
+    /// The server gave nothing to show (a server with no track information sends an empty object).
+    var isEmpty: Bool {
+        [title, artist, albumArtist, album, artworkUrl].allSatisfy { $0 == nil } && year == nil && track == nil
+            && progressMs == nil
+    }
+
     /// The server's metadata, its progress carried to `serverNow` (server clock, microseconds).
     init(_ metadata: SendspinServerState.Metadata, serverNow: Double?) {
         func text(_ value: String?) -> String? { value.map { String($0.prefix(Self.maximumText)) } }

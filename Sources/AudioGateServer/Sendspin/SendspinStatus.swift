@@ -51,7 +51,7 @@ extension SendspinClient {
             metadata: state.metadata.map { metadata in
                 SendspinMetadataStatus(
                     metadata, serverNow: clock.offsetMicroseconds.map { Double(MonotonicClock.nowNanoseconds() / 1000) + $0 })
-            },
+            }.flatMap { $0.isEmpty ? nil : $0 },
             controller: state.controller.map(SendspinControllerStatus.init))
         return PlayerStatus(
             connected: state.connected, server: server, clockOffsetMs: clock.offsetMicroseconds.map { $0 / 1000 },

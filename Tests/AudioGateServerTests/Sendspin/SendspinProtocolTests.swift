@@ -238,6 +238,8 @@ struct SendspinProtocolTests {
         var long = metadata
         long.title = String(repeating: "x", count: 10_000)
         #expect(SendspinMetadataStatus(long, serverNow: nil).title?.count == SendspinMetadataStatus.maximumText)
+        #expect(SendspinMetadataStatus(SendspinServerState.Metadata(timestamp: 1), serverNow: nil).isEmpty)
+        #expect(!SendspinMetadataStatus(metadata, serverNow: nil).isEmpty)
     }
 
     @Test("the handshake's cleartext messages parse, and the Sentinel PSK has its published id")

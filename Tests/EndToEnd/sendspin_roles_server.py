@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""A Sendspin server for the metadata@v1 and controller@v1 roles, on aiosendspin's server API: every
+client joins one group, whose metadata is a fixed track (Test Title by Test Artist, 1 s into
+200 s, playing) and whose controller offers play, pause, stop, next and previous (aiosendspin adds
+switch, and volume and mute while a player in the group supports them). Each controller command the
+group receives is appended to the events file as one line: `next`, `volume 40`, `mute true`.
+
+It binds every interface, advertises nothing by multicast DNS and dials no clients; run it inside a
+private network namespace all the same, as check_sendspin.py does. Runs with the Python of
+.venv-sendspin (aiosendspin and the sendspin package); SIGTERM or SIGINT closes it.
+
+    .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE
+"""
+import argparse
+import asyncio
+import logging
+import signal
+
+from aiosendspin.models.types import MediaCommand
+from aiosendspin.noise import Identity
+from aiosendspin.server import ClientAddedEvent, ClientRemovedEvent, SendspinServer
+from aiosendspin.server.roles.controller import (
+    ControllerEvent,
+    ControllerMuteEvent,
+    ControllerRepeatEvent,
+    ControllerSeekEvent,
+    ControllerSeekRelativeEvent,
+    ControllerShuffleEvent,
+    ControllerVolumeEvent,
+)
+from aiosendspin.server.roles.metadata.state import Metadata
+from sendspin.serve.server import PartyPairingStore
+
+METADATA = Metadata(title="Test Title", artist="Test Artist", album="Test Album", album_artist="Test Band",
+                    year=2024, track=3, track_progress=1000, track_duration=200000, playback_speed=1000)
+COMMANDS = [MediaCommand.PLAY, MediaCommand.PAUSE, MediaCommand.STOP, MediaCommand.NEXT, MediaCommand.PREVIOUS]
+
+
+def event_line(event):
+    """`next`, `volume 40`, `mute true`: the command's name as on the wire, then its argument."""
+    name = type(event).__name__.removeprefix("Controller").removesuffix("Event")
+    words = {"SeekRelative": "seek_relative"}.get(name, name.lower())
+    match event:
+        case ControllerVolumeEvent(volume=volume):
+            return f"{words} {volume}"
+        case ControllerMuteEvent(muted=muted) | ControllerShuffleEvent(shuffle=muted):
+            return f"{words} {str(muted).lower()}"
+        case ControllerRepeatEvent(mode=mode):
+            return f"{words} {mode.value}"
+        case ControllerSeekEvent(position_ms=position):
+            return f"{words} {position}"
+        case ControllerSeekRelativeEvent(offset_ms=offset):
+            return f"{words} {offset}"
+    return words
+
+
+class RolesServer:
+    def __init__(self, events_path):
+        # Line-buffered so that the check sees each command as soon as it lands.
+        self.events = open(events_path, "a", buffering=1)
+        self.group = None
+        self.server = None
+
+    async def run(self, port):
+        loop = asyncio.get_running_loop()
+        self.server = SendspinServer(loop=loop, identity=Identity.generate(), server_name="audiogate roles e2e",
+                                     pairing_store=PartyPairingStore())
+        self.server.add_event_listener(self.on_server_event)
+        await self.server.start_server(port=port, advertise_addresses=[], discover_clients=False)
+        stop = asyncio.Event()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(number, stop.set)
+        await stop.wait()
+        await self.server.close()
+        self.events.close()
+
+    def on_server_event(self, server, event):
+        if isinstance(event, ClientAddedEvent):
+            client = server.get_client(event.client_id)
+            if client is None:
+                return
+            if self.group is None:
+                # Metadata and commands belong to a group; the first client's is the one all share,
+                # set up once so that a later client does not reset the track's progress.
+                self.group = client.group
+                self.group.add_event_listener(self.on_group_event)
+                self.group.group_role("metadata").set_metadata(METADATA)
+                self.group.group_role("controller").set_supported_commands(COMMANDS)
+            else:
+                asyncio.get_running_loop().create_task(self.group.add_client(client))
+        # The last client's going deletes the group: the next client founds a fresh one.
+        elif (isinstance(event, ClientRemovedEvent) and self.group is not None
+              and not [c for c in self.group.clients if c.client_id != event.client_id]):
+            self.group = None
+
+    def on_group_event(self, group, event):
+        if isinstance(event, ControllerEvent):
+            print(event_line(event), file=self.events)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8927)
+    parser.add_argument("--events", required=True, help="file that gets one line per controller command")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(RolesServer(args.events).run(args.port))
+
+
+if __name__ == "__main__":
+    main()
