@@ -38,10 +38,11 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_snapcast.py
 # The Sendspin player against the sendspin package's own server, inside a private network namespace:
 # PCM, FLAC and Opus at the right pitch and level; then the metadata and controller roles against a
-# small aiosendspin server. (Its sync part, --only sync, does not hold its bounds yet: see the check's
-# docstring.)
+# small aiosendspin server; then its music ducked under a voice upload. (Its sync part, --only sync,
+# does not hold its bounds yet: see the check's docstring.)
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only codecs
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only roles
+.venv/bin/python Tests/EndToEnd/check_sendspin.py --only duck
 # A hostile snapserver (overflowing and negative numbers, 4 GB and truncated messages): the server
 # keeps serving capture and playback without a gap over 60 ms, logs one line per connection, never exits.
 .venv/bin/python Tests/EndToEnd/check_hostile_peers.py

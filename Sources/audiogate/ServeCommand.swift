@@ -85,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most recordings running at once; more get 429. [env AUDIOGATE_MAX_RECORDINGS]")
     var maxRecordings: Int = Environment.int("max-recordings") ?? 16
 
-    @Option(help: "Lower music streams (role=music, the Snapcast stream) by this many dB while a voice stream plays; 0 never lowers them. [env AUDIOGATE_DUCK_DB]")
+    @Option(help: "Lower music streams (role=music, the Snapcast and Sendspin streams) by this many dB while a voice stream plays; 0 never lowers them. [env AUDIOGATE_DUCK_DB]")
     var duckDb: Double = Environment.double("duck-db") ?? 15
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical. [env AUDIOGATE_LOG_LEVEL]")

@@ -15,13 +15,16 @@ test card.
   commands; POST /v1/sendspin/command reaches the server (`next` lands in its list, a volume comes
   back in its controller state), answers 409 for a command the server does not offer and 400 for a
   bad body; once the server is gone the metadata is cleared and a command answers 503;
+- duck: while `sendspin serve` plays a 440 Hz file, a 2 s 1 kHz voice uploaded with POST /v1/playback
+  lowers the music by the `--duck-db` default (15 dB, within 2 dB) for as long as it sounds, the voice
+  itself at its own level (within 2 dB), and 1.5 s after the voice the music is back within 1 dB;
 - sync to the sample: two audiogate processes joined to one `sendspin serve` play into the one null
   sink a file with a one-sample impulse every 500 ms over a 1-LSB dither, the second turned down to
   0.25 (`PUT /v1/volume`) so their impulses can be told apart: over 30 s after 10 s of settling the
   median offset is within +-0.1 ms and the 95th percentile of |offset| at most 0.25 ms. Not yet
   met: on a quiet machine the pair settles within about 0.12 ms after 10 s, but under load one or
   both players step by 10-40 ms mid-run (a late chunk and a resync, or a step with neither) and
-  slew back at the timed stream's 0.2 %; scripts/run-tests.sh runs the codecs and roles parts only
+  slew back at the timed stream's 0.2 %; scripts/run-tests.sh runs the other parts only
   until then.
 
 Where no Python >= 3.12 exists the check says so in one line and is skipped.
@@ -59,6 +62,11 @@ QUIET_GAIN = 0.25
 # Two players started together wander up to 0.6 ms apart for their first 10 s (the time filter's
 # first drift estimates and the device clocks settling), then stay within about 0.12 ms.
 SETTLE_S = 10
+DUCK_DB = 15  # `audiogate serve --duck-db`'s default
+TONE_DB = 20 * np.log10(AMPLITUDE)  # the music's and the voice's peak amplitude, as e2e.tone_track measures it
+VOICE_HZ = 1000
+VOICE_RATE = 24000
+VOICE_S = 2
 
 
 def enter_namespace():
@@ -201,11 +209,11 @@ def check_codecs(binary, scratch):
         server.stop()
 
 
-def request_json(gate, method, path, body):
+def request_json(gate, method, path, body, content_type="application/json"):
     """(status, JSON answer) of a request to audiogate, errors included; `body` bytes go as they are,
     anything else as JSON."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(gate.base + path, data, headers={"Content-Type": "application/json"},
+    request = urllib.request.Request(gate.base + path, data, headers={"Content-Type": content_type},
                                      method=method)
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
@@ -304,6 +312,96 @@ def check_roles(binary, scratch):
             print(server.log.read_text()[-3000:])
 
 
+def tone_level(x, frequency):
+    """The mean level in dBFS (peak amplitude) of `frequency` over `x`, in 50 ms windows: 440 Hz and
+    1 kHz both fall on a bin there."""
+    levels = e2e.tone_track(x, frequency, RATE, window_ms=50)
+    return float(np.mean(levels)) if len(levels) else -120.0
+
+
+def check_duck(binary, scratch):
+    source = pathlib.Path(scratch) / "tone-30s.wav"
+    # Long enough that the part never hears the server loop back to the file's start.
+    e2e.write_wav(source, e2e.tone(TONE_HZ, 30, RATE, amplitude=AMPLITUDE, channels=2), RATE, channels=2)
+    voice = e2e.tone(VOICE_HZ, VOICE_S, VOICE_RATE, amplitude=AMPLITUDE).tobytes()
+    server = SendspinServe(scratch, source)
+    if not check(server.start(), "duck: sendspin serve starts inside the namespace"):
+        print(server.log.read_text()[-2000:])
+        return
+    point = e2e.mark()
+    recorder = gate = None
+    try:
+        gate = start_audiogate(binary, server, scratch)
+        if not check(gate.start(), "duck: audiogate starts"):
+            return
+        playing = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("queued_ms", 0) > 0 and s, 15)
+        if not check(playing, "duck: audiogate joins and queues the music "
+                              + (f"({playing['queued_ms']} ms queued)" if playing else f"({sendspin_status(gate)})")):
+            return
+        recorder = e2e.Recorder()
+
+        def music_heard():
+            x, _ = recorder.samples()
+            return len(x) >= RATE // 5 and tone_level(x[-RATE // 5:], TONE_HZ) > TONE_DB - 6
+
+        heard = e2e.wait_for(music_heard, 10)
+        if not check(heard, "duck: the 440 Hz music is heard in the monitor"):
+            return
+        time.sleep(1.5)
+        volume = gate.get("/v1/volume")
+        status, answer = request_json(gate, "POST", f"/v1/playback?rate={VOICE_RATE}&channels=1&stream=agent",
+                                      voice, "application/octet-stream")
+        if not check(status == 200, f"duck: the voice upload answers {status} {answer}"):
+            return
+        # The voice, the 250 ms hold, the 500 ms climb back, and the second measured after it.
+        time.sleep(VOICE_S + 4)
+        x, _ = recorder.samples()
+
+        spans = e2e.runs(e2e.tone_track(x, VOICE_HZ, RATE, window_ms=10) > TONE_DB - 30, window_ms=10)
+        if not check(spans, "duck: the 1 kHz voice is heard in the monitor"):
+            return
+        start, end = max(spans, key=lambda span: span[1] - span[0])
+        heard_s = end - start
+        check(abs(heard_s - VOICE_S) <= 0.1, f"duck: the voice sounds for {heard_s:.2f} s of its {VOICE_S} s")
+
+        def level(frequency, begin, finish):
+            return tone_level(x[max(0, round(begin * RATE)):round(finish * RATE)], frequency)
+
+        # The voice's start is known to a 10 ms window or two; ending 50 ms early keeps the first
+        # frames of the duck out of "before".
+        before = level(TONE_HZ, start - 1.05, start - 0.05)
+        during = level(TONE_HZ, start + 0.3, end - 0.2)
+        after = level(TONE_HZ, end + 1.5, end + 2.5)
+        spoken = level(VOICE_HZ, start + 0.3, end - 0.2)
+        after_s = len(x) / RATE - end - 1.5
+        print(f"  music at 440 Hz: {before:.2f} dBFS before, {during:.2f} during, {after:.2f} after the voice "
+              f"({min(after_s, 1):.2f} s measured); voice at 1 kHz {spoken:.2f} dBFS; volume {volume}")
+        check(after_s >= 0.9, f"duck: the recording holds {after_s:.2f} s from 1.5 s after the voice")
+        ducked = before - during
+        ok = check(abs(ducked - DUCK_DB) <= 2,
+                   f"duck: under the voice the music is {ducked:.2f} dB lower ({before:.2f} -> {during:.2f} dBFS), "
+                   f"--duck-db's {DUCK_DB} dB within 2 dB")
+        ok &= check(abs(after - before) <= 1,
+                    f"duck: 1.5 s after the voice the music is back at {after:.2f} dBFS, {before:.2f} before within 1 dB")
+        if not ok:
+            first = max(0, round((start - 1.05) * RATE))
+            track = e2e.tone_track(x[first:], TONE_HZ, RATE, window_ms=50)
+            print(f"  440 Hz every 50 ms from {first / RATE - start:+.2f} s (the voice at 0 to {heard_s:.2f} s):",
+                  " ".join(f"{v:.1f}" for v in track))
+        expected = 20 * np.log10(AMPLITUDE * volume["playback"])
+        check(abs(spoken - expected) <= 2,
+              f"duck: the voice plays at {spoken:.2f} dBFS, its {expected:.2f} dBFS at volume "
+              f"{volume['playback']} within 2 dB")
+    finally:
+        if recorder:
+            recorder.stop()
+        if gate:
+            if e2e.failures_since(point):
+                print(gate.log_text()[-3000:])
+            gate.stop()
+        server.stop()
+
+
 def impulse_file(path, seconds=60):
     """48 kHz stereo: 1-LSB dither with a one-sample impulse every 500 ms. Long enough that the
     measurement never spans the server's loop back to the start: `sendspin serve` reopens the file
@@ -370,7 +468,7 @@ def check_sync(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "roles", "sync"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "duck", "sync"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -392,6 +490,15 @@ def main():
         if args.only in (None, "roles"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_roles(args.binary, directory)
+        if args.only in (None, "duck"):
+            for attempt in e2e.attempts(busy_limit=90):
+                point = e2e.mark()
+                with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                    check_duck(args.binary, directory)
+                if not e2e.failures_since(point) or not attempt.retry():
+                    break
+                print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
+                e2e.rewind(point)
         if args.only in (None, "sync"):
             for attempt in e2e.attempts(busy_limit=90):
                 point = e2e.mark()
