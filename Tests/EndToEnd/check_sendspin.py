@@ -479,35 +479,14 @@ def main():
     enter_namespace()
     with tempfile.TemporaryDirectory(prefix="audiogate-sendspin-") as scratch:
         if args.only in (None, "codecs"):
-            for attempt in e2e.attempts(busy_limit=90):
-                point = e2e.mark()
-                with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_codecs(args.binary, directory)
-                if not e2e.failures_since(point) or not attempt.retry():
-                    break
-                print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
-                e2e.rewind(point)
+            e2e.real_time(lambda directory: check_codecs(args.binary, directory), scratch)
         if args.only in (None, "roles"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_roles(args.binary, directory)
         if args.only in (None, "duck"):
-            for attempt in e2e.attempts(busy_limit=90):
-                point = e2e.mark()
-                with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_duck(args.binary, directory)
-                if not e2e.failures_since(point) or not attempt.retry():
-                    break
-                print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
-                e2e.rewind(point)
+            e2e.real_time(lambda directory: check_duck(args.binary, directory), scratch)
         if args.only in (None, "sync"):
-            for attempt in e2e.attempts(busy_limit=90):
-                point = e2e.mark()
-                with tempfile.TemporaryDirectory(dir=scratch) as directory:
-                    check_sync(args.binary, directory)
-                print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
-                if not e2e.failures_since(point) or not attempt.retry():
-                    break
-                e2e.rewind(point)
+            e2e.real_time(lambda directory: check_sync(args.binary, directory), scratch, report=True)
     e2e.finish()
 
 

@@ -149,6 +149,22 @@ def attempts(busy_limit=None):
         yield Attempt(number, busy_limit)
 
 
+def real_time(run, scratch, busy_limit=90, report=False):
+    """Runs one real-time part through attempts(): `run(directory)` in a fresh folder of `scratch`,
+    and once more, its first tally forgotten, when it failed while the CPU was taken away. `report`
+    prints each attempt's steal and load, for parts whose figures are read beside them."""
+    for attempt in attempts(busy_limit):
+        point = mark()
+        with tempfile.TemporaryDirectory(dir=scratch) as directory:
+            run(directory)
+        if report:
+            print(f"steal over the attempt: {attempt.steal:.1f} %, CPUs busy {attempt.busy:.0f} %", flush=True)
+        if not failures_since(point) or not attempt.retry():
+            return
+        print(f"retrying: {attempt.steal:.0f} % steal, {attempt.busy:.0f} % busy", flush=True)
+        rewind(point)
+
+
 # ---- the server under test
 
 # About 3,900 characters for `/v1/say`: minutes of speech, far more than a stream's 60 s queue holds.
