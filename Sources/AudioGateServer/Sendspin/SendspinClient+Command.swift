@@ -13,6 +13,9 @@ extension SendspinClient {
                 "the server does not take '\(command.command)' now; it takes \(supported.prefix(32).joined(separator: ", "))")
         }
         try command.validate()
-        commands.yield(.json(SendspinOutbound.clientCommand(command)))
+        // The connection may have ended since the queue was looked up: then nothing was sent.
+        if case .terminated = commands.yield(.json(SendspinOutbound.clientCommand(command))) {
+            throw SendspinCommandError(.unavailable, "the connection to the Sendspin server ended before the command went out")
+        }
     }
 }
