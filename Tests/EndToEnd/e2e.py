@@ -384,15 +384,21 @@ class Recorder:
             ["parec", "-d", "speaker.monitor", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
              "--latency-msec=10"], stdout=subprocess.PIPE)
         self.blocks = []
+        self.first = threading.Event()
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
+        # What is measured from here on must be in the recording: wait for parec's first block.
+        if not self.first.wait(5):
+            print(f"recorder: parec delivered nothing within 5 s (exit status {self.process.poll()})", flush=True)
 
     def _read(self):
         while True:
             data = self.process.stdout.read(1920)
             if not data:
+                self.first.set()
                 return
             self.blocks.append((time.monotonic(), data))
+            self.first.set()
 
     def stop(self):
         self.process.terminate()
