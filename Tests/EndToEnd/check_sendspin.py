@@ -41,8 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 
@@ -211,26 +209,8 @@ def check_codecs(binary, scratch):
         server.stop()
 
 
-def request_json(gate, method, path, body, content_type="application/json"):
-    """(status, JSON answer) of a request to audiogate, errors included; `body` bytes go as they are,
-    anything else as JSON."""
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(gate.base + path, data, headers={"Content-Type": content_type},
-                                     method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            status, text = response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            status, text = error.code, error.read()
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text[:200]
-
-
 def send_command(gate, body):
-    return request_json(gate, "POST", "/v1/sendspin/command", body)
+    return gate.request("POST", "/v1/sendspin/command", body)
 
 
 def error_field(answer, name):
@@ -351,7 +331,7 @@ def check_duck(binary, scratch):
             return
         time.sleep(1.5)
         volume = gate.get("/v1/volume")
-        status, answer = request_json(gate, "POST", f"/v1/playback?rate={VOICE_RATE}&channels=1&stream=agent",
+        status, answer = gate.request("POST", f"/v1/playback?rate={VOICE_RATE}&channels=1&stream=agent",
                                       voice, "application/octet-stream")
         if not check(status == 200, f"duck: the voice upload answers {status} {answer}"):
             return
@@ -415,9 +395,9 @@ def impulse_file(path, seconds=60):
 
 
 def set_master_volume(gate, gain):
-    request = urllib.request.Request(gate.base + "/v1/volume", json.dumps({"playback": gain}).encode(), method="PUT")
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return json.load(response)
+    status, answer = gate.request("PUT", "/v1/volume", {"playback": gain})
+    check(status == 200, f"{gate.base}: master volume {gain} set ({answer})")
+    return answer
 
 
 def check_sync(binary, scratch):

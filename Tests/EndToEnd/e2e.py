@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 import wave
 
@@ -296,6 +297,23 @@ class Server:
     def get(self, path):
         with urllib.request.urlopen(self.base + path, timeout=5) as response:
             return json.load(response)
+
+    def request(self, method, path, body, content_type="application/json"):
+        """(status, JSON answer) of a request, error answers included; `body` bytes go as they are,
+        anything else as JSON."""
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data, headers={"Content-Type": content_type},
+                                         method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                status, text = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            with error:
+                status, text = error.code, error.read()
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text[:200]
 
     def rss_mb(self):
         """The server process's resident memory in MB (VmRSS)."""
