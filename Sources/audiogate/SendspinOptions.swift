@@ -11,6 +11,9 @@ struct SendspinOptions: ParsableArguments {
     @Option(help: "Join this Sendspin server as a player (ws://HOST:PORT/sendspin) and play its music in sync (off by default). [env AUDIOGATE_SENDSPIN_SERVER]")
     var sendspinServer: String?
 
+    @Option(help: "Wait for Sendspin servers (Music Assistant) to dial this player at ws://HOST:PORT/sendspin: PORT (on --host's address) or HOST:PORT, e.g. 0.0.0.0:8928; advertised as _sendspin._tcp when Avahi runs. [env AUDIOGATE_SENDSPIN_PORT]")
+    var sendspinPort: String?
+
     @Option(help: "Name the Sendspin server shows for this player (default: the host name). [env AUDIOGATE_SENDSPIN_NAME]")
     var sendspinName: String?
 
@@ -28,6 +31,12 @@ struct SendspinOptions: ParsableArguments {
         get throws(Invalid) {
             var configuration = SendspinConfiguration()
             configuration.url = sendspinServer ?? Environment.string("sendspin-server")
+            if let text = sendspinPort ?? Environment.string("sendspin-port") {
+                guard let listen = SendspinConfiguration.ListenAddress(text) else {
+                    throw Invalid(message: "--sendspin-port must be PORT or HOST:PORT, not '\(text.prefix(64))'")
+                }
+                configuration.listen = listen
+            }
             if let name = sendspinName ?? Environment.string("sendspin-name") { configuration.name = name }
             if let stream = sendspinStream ?? Environment.string("sendspin-stream") { configuration.stream = stream }
             if let delay = sendspinOutputDelayMs {

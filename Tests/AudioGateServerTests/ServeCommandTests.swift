@@ -77,7 +77,7 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("a bad --sendspin-server, stream name, output delay or codec list is refused at once, flags and variables alike")
+    @Test("a bad --sendspin-server or --sendspin-port, both at once, a bad stream name, output delay or codec list is refused at once, flags and variables alike")
     func badSendspin() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
         let server = ["--sendspin-server", "ws://127.0.0.1:8927/sendspin"]
@@ -89,6 +89,9 @@ struct ServeCommandTests {
             (server, ["AUDIOGATE_SENDSPIN_OUTPUT_DELAY_MS": "soon"], "AUDIOGATE_SENDSPIN_OUTPUT_DELAY_MS must be an integer"),
             (server + ["--sendspin-codecs", "mp3"], [:], "--sendspin-codecs takes pcm, flac and opus"),
             (server + ["--sendspin-codecs", "opus"], [:], "--sendspin-codecs must list pcm or flac"),
+            (["--sendspin-port", "host:port"], [:], "--sendspin-port must be PORT or HOST:PORT"),
+            ([], ["AUDIOGATE_SENDSPIN_PORT": "70000"], "--sendspin-port must be PORT or HOST:PORT with a port of 1-65535"),
+            (server + ["--sendspin-port", "8928"], [:], "--sendspin-server and --sendspin-port are two ways"),
         ]
         for (flags, environment, message) in cases {
             let (status, stderr) = try Self.run(

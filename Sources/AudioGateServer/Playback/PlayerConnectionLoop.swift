@@ -33,8 +33,10 @@ struct PlayerConnectionLoop<Codes: ErrorCode>: Sendable {
         }
     }
 
-    private func once(
-        _ connection: () async throws -> Void, ended: (String) -> Void, failed: (CodedError<Codes>) -> Void
+    /// Runs one connection and logs and records how it ended (a player that servers dial runs
+    /// each connection they make this way).
+    func once(
+        _ connection: () async throws -> Void, ended: (String) -> Void, failed: (CodedError<Codes>) -> Void = { _ in }
     ) async {
         do {
             try await connection()

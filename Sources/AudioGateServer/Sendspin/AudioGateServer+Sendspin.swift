@@ -1,11 +1,12 @@
 import Logging
 
 extension AudioGateServer {
-    /// The Sendspin player when `--sendspin-server` is set.
+    /// The Sendspin player when `--sendspin-server` or `--sendspin-port` is set.
     static func sendspinClient(configuration: ServerConfiguration, engine: AudioEngine, logger: Logger) -> SendspinClient? {
         guard configuration.sendspin.isEnabled else { return nil }
         var settings = configuration.sendspin
         settings.dataDirectory = configuration.dataDirectory
+        if settings.listen != nil, settings.listen?.host == nil { settings.listen?.host = configuration.host }
         return SendspinClient(configuration: settings, mixer: engine.mixer, logger: logger)
     }
 

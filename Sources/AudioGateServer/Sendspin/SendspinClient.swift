@@ -6,10 +6,10 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Plays a Sendspin server's music in sync with its other players: dials the server, runs the
-/// Noise handshake with the player's static key, keeps the time filter, decodes the chunks and
-/// hands each to a timed `music` stream stamped with the moment it must leave the loudspeaker.
-/// Reconnects with back-off until graceful shutdown.
+/// Plays a Sendspin server's music in sync with its other players: dials the server (or waits for
+/// servers to dial it), runs the Noise handshake with the player's static key, keeps the time
+/// filter, decodes the chunks and hands each to a timed `music` stream stamped with the moment it
+/// must leave the loudspeaker. A dialing player reconnects with back-off until graceful shutdown.
 public final class SendspinClient: Service, Sendable {
     let configuration: SendspinConfiguration
     let mixer: PlaybackMixer
@@ -44,6 +44,13 @@ public final class SendspinClient: Service, Sendable {
         var controller: SendspinServerState.Controller?
         /// The connection's outgoing queue while the server has it in the controller role.
         var commands: AsyncStream<SendspinConnection.Outgoing>.Continuation?
+        /// The connection holding the player, and the last number given to a connection.
+        var holder: Holder?
+        var generation: UInt64 = 0
+        /// The server that last had the group playing here (`server_id`).
+        var lastPlayedServer: String?
+        /// Whether the Avahi daemon publishes the listening player as `_sendspin._tcp`.
+        var advertised = false
     }
 
     public init(configuration: SendspinConfiguration, mixer: PlaybackMixer, logger: Logger) {
@@ -53,8 +60,8 @@ public final class SendspinClient: Service, Sendable {
         state = Mutex(State(outputDelayMilliseconds: configuration.outputDelayMilliseconds, suite: configuration.suite))
     }
 
-    /// The server's URL.
-    public var server: String { configuration.url ?? "" }
+    /// The server's URL, or the address of the server that dialed in.
+    public var server: String { configuration.url ?? state.withLock { $0.holder?.peer } ?? "" }
 
     public func run() async throws {
         let identity: SendspinIdentity
@@ -65,6 +72,11 @@ public final class SendspinClient: Service, Sendable {
             logger.error("sendspin player off: \(error.message)")
             // A service that returns ends the server: wait for shutdown instead.
             try? await gracefulShutdown()
+            return
+        }
+        loadLastPlayedServer()
+        if let listen = configuration.listen {
+            try await SendspinListener(client: self, identity: identity, address: listen).run()
             return
         }
         logger.info("sendspin player joining \(server)", metadata: ["name": "\(configuration.name)", "id": "\(identity.clientID)"])
@@ -82,12 +94,8 @@ public final class SendspinClient: Service, Sendable {
 
     /// One connection, start to end.
     private func connectOnce(identity: SendspinIdentity) async throws {
-        state.withLock {
-            $0.connections += 1
-            $0.played = false
-        }
-        clock.reset()
-        defer { closeStream() }
+        countConnection()
+        state.withLock { $0.played = false }
         let settings = WebSocketClientConfiguration(
             maxFrameSize: NoiseHandshake.maximumMessageBytes + 1, closeTimeout: .seconds(2),
             autoPing: .enabled(timePeriod: .seconds(10)))
@@ -96,9 +104,15 @@ public final class SendspinClient: Service, Sendable {
         }
     }
 
+    /// One more connection for `/v1/status`.
+    func countConnection() {
+        state.withLock { $0.connections += 1 }
+    }
+
     func record(_ error: String) {
         state.withLock {
-            $0.connected = false
+            // A connection turned away leaves the one holding the player connected.
+            if $0.holder == nil { $0.connected = false }
             $0.lastError = error
         }
     }
@@ -108,6 +122,7 @@ public final class SendspinClient: Service, Sendable {
     func closeStream() {
         state.withLock {
             $0.connected = false
+            $0.playbackState = nil
             $0.metadata = nil
             $0.controller = nil
             $0.commands = nil

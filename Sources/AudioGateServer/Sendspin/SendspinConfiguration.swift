@@ -5,10 +5,12 @@ public enum SendspinCodec: String, Sendable, CaseIterable {
     case pcm, flac, opus
 }
 
-/// The Sendspin player (`--sendspin-*`); off unless given a server.
+/// The Sendspin player (`--sendspin-*`); off unless given a server to dial or a port to be dialed on.
 public struct SendspinConfiguration: Sendable, Equatable {
-    /// The server's WebSocket URL (nil: the player is off).
+    /// The server's WebSocket URL, when the player dials it.
     public var url: String?
+    /// The address servers dial the player on (`--sendspin-port`), when it waits for them.
+    public var listen: ListenAddress?
     /// The name the server shows for this player.
     public var name = SnapcastConfiguration.defaultName
     /// The playback stream the music plays on.
@@ -24,8 +26,43 @@ public struct SendspinConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether a server is configured.
-    public var isEnabled: Bool { url != nil }
+    /// An address `--sendspin-port` listens on; the host is the API's `--host` unless given.
+    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        public var host: String?
+        public var port: Int
+
+        public init(host: String? = nil, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `PORT` or `HOST:PORT` (`[V6]:PORT` for an IPv6 address); nil when it is neither.
+        public init?(_ text: String) {
+            var host: Substring?
+            var port = Substring(text)
+            if let colon = text.lastIndex(of: ":") {
+                host = text[..<colon]
+                port = text[text.index(after: colon)...]
+                if let bracketed = host, bracketed.hasPrefix("["), bracketed.hasSuffix("]") {
+                    host = bracketed.dropFirst().dropLast()
+                }
+                guard let host, !host.isEmpty, !host.contains("/") else { return nil }
+            }
+            guard let number = Int(port) else { return nil }
+            self.init(host: host.map(String.init), port: number)
+        }
+
+        public var description: String {
+            guard let host else { return "\(port)" }
+            return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        }
+    }
+
+    /// The port the specification recommends for players that servers dial.
+    public static let recommendedListenPort = 8928
+
+    /// Whether the player is on: it dials a server or waits for servers to dial it.
+    public var isEnabled: Bool { url != nil || listen != nil }
 
     /// Largest `output_delay_ms` the specification allows.
     public static let maximumOutputDelayMilliseconds = 5000
@@ -41,8 +78,17 @@ public struct SendspinConfiguration: Sendable, Equatable {
 
     /// Why the settings cannot work, or nil when they can.
     public func problem() -> String? {
-        guard let url else { return nil }
-        guard Self.isValidURL(url) else { return "--sendspin-server must be ws://HOST[:PORT]/PATH, not '\(url.prefix(200))'" }
+        guard isEnabled else { return nil }
+        if url != nil, listen != nil {
+            // The specification: a player advertised for servers to dial must not dial one itself.
+            return "--sendspin-server and --sendspin-port are two ways to meet a server: give one"
+        }
+        if let url, !Self.isValidURL(url) {
+            return "--sendspin-server must be ws://HOST[:PORT]/PATH, not '\(url.prefix(200))'"
+        }
+        if let listen, !(1...65535).contains(listen.port) {
+            return "--sendspin-port must be PORT or HOST:PORT with a port of 1-65535"
+        }
         do {
             _ = try PlaybackParameters.validatedStreamName(stream)
         } catch {

@@ -17,6 +17,8 @@ struct SendspinConnection {
 
     let client: SendspinClient
     let identity: SendspinIdentity
+    /// The address of a server that dialed the player (nil: the player dialed).
+    var peer: String? = nil
 
     /// What the reader and the other tasks share.
     final class Watch: Sendable {
@@ -33,12 +35,22 @@ struct SendspinConnection {
         case json(String)
         /// A `client/time`, stamped as it is encrypted.
         case time
+        /// Close the socket once what came before is sent.
+        case close
     }
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let (queue, sender) = AsyncStream.makeStream(of: Outgoing.self)
         let watch = Watch()
         let client = client
+        let generation = client.nextGeneration()
+        defer { client.release(generation) }
+        // Goodbye, then the close: the reader sees the socket end and throws why.
+        let leave: @Sendable (SendspinError) -> Void = { error in
+            watch.failure.withLock { $0 = $0 ?? error }
+            sender.yield(.json(SendspinOutbound.goodbye("another_server")))
+            sender.yield(.close)
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             // A failure off the reader closes the socket; the reader then sees the end and throws it.
             @Sendable func fail(_ error: SendspinError) async {
@@ -57,7 +69,7 @@ struct SendspinConnection {
                 while !Task.isCancelled {
                     try await Task.sleep(for: client.clock.interval)
                     let now = MonotonicClock.nowNanoseconds()
-                    guard watch.activated.load(ordering: .relaxed) else {
+                    guard watch.activated.load(ordering: .relaxed), client.holds(generation) else {
                         if now - start > UInt64(Self.bringUpTimeout.components.seconds) * 1_000_000_000 {
                             return await fail(SendspinError(.timeout, "no server/activate within 30 s of connecting"))
                         }
@@ -75,9 +87,9 @@ struct SendspinConnection {
                 group.cancelAll()
             }
             var messages = inbound.messages(maxSize: NoiseHandshake.maximumMessageBytes).makeAsyncIterator()
-            let transport = try await handshake(&messages, outbound: outbound)
+            let (transport, serverID) = try await handshake(&messages, outbound: outbound)
             sender.yield(.cipher(transport.send))
-            var session = SendspinSession(client: client, sender: sender)
+            var session = SendspinSession(client: client, sender: sender, generation: generation, serverID: serverID, peer: peer, leave: leave)
             var receiver = SendspinReceiver(cipher: transport.receive)
             do {
                 while let message = try await messages.next() {
@@ -101,10 +113,10 @@ struct SendspinConnection {
     }
 
     /// The cleartext exchange: `client/init`, `server/init`, Noise message 1, our message 2.
-    /// Returns the transport ciphers.
+    /// Returns the transport ciphers and the server's identity.
     private func handshake(
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter
-    ) async throws -> NoiseTransport {
+    ) async throws -> (NoiseTransport, serverID: String) {
         let suite = client.state.withLock { $0.suite }
         let clientInit = SendspinOutbound.clientInit(clientID: identity.clientID, suite: suite)
         try await outbound.write(.text(clientInit))
@@ -123,8 +135,7 @@ struct SendspinConnection {
         }
         try noise.setPSK(Self.sentinelPSK)
         try await outbound.write(.text(SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8)))))
-        client.state.withLock { $0.serverID = serverID.text }
-        return try noise.split()
+        return (try noise.split(), serverID.text)
     }
 
     /// The next text message of the handshake; a binary one, the end, or a wait over
@@ -148,6 +159,9 @@ struct SendspinConnection {
                 continue
             case .json(let text): json = text
             case .time: json = SendspinOutbound.clientTime(Int64(MonotonicClock.nowNanoseconds() / 1000))
+            case .close:
+                try? await outbound.close(.normalClosure, reason: nil)
+                return
             }
             guard var current = cipher else { continue }
             let plaintext = [SendspinReceiver.jsonType] + Array(json.utf8)

@@ -23,6 +23,8 @@ public enum SendspinErrorCode: String, ErrorCode {
     case refused
     /// The server refused the Noise suite asked for: the next connection asks for the other.
     case unsupportedSuite = "unsupported_suite"
+    /// Another server holds the player: this connection was turned away or taken over.
+    case anotherServer = "another_server"
     /// The server stopped answering time requests.
     case timeout
     /// The static key could not be read or written.

@@ -3,7 +3,7 @@ import Foundation
 /// A JSON message from the server, decoded by its `type` into what the player acts on; a type
 /// the player has no use for is `.ignored`, as the specification asks.
 enum SendspinMessage: Sendable, Equatable {
-    case serverHello(name: String)
+    case serverHello(name: String, connectionReason: String?)
     case serverActivate(SendspinActivation)
     case serverTime(SendspinTimeReply)
     case streamStart(SendspinStreamFormat?)
@@ -31,7 +31,9 @@ enum SendspinMessage: Sendable, Equatable {
             let type = try decoder.decode(Envelope.self, from: data).type
             func payload<P: Decodable>(_: P.Type) throws -> P { try decoder.decode(Body<P>.self, from: data).payload }
             switch type {
-            case "server/hello": return .serverHello(name: try payload(HelloPayload.self).name)
+            case "server/hello":
+                let hello = try payload(HelloPayload.self)
+                return .serverHello(name: hello.name, connectionReason: hello.connectionReason)
             case "server/activate": return .serverActivate(try payload(SendspinActivation.self))
             case "server/time": return .serverTime(try payload(SendspinTimeReply.self))
             case "stream/start": return .streamStart(try payload(StreamStartPayload.self).player)
@@ -50,7 +52,15 @@ enum SendspinMessage: Sendable, Equatable {
 
     private struct Envelope: Decodable { var type: String }
     private struct Body<P: Decodable>: Decodable { var payload: P }
-    private struct HelloPayload: Decodable { var name: String }
+    private struct HelloPayload: Decodable {
+        var name: String
+        /// `discovery` or `playback`: why a server that dialed this player did so.
+        var connectionReason: String?
+        enum CodingKeys: String, CodingKey {
+            case name
+            case connectionReason = "connection_reason"
+        }
+    }
     private struct StreamStartPayload: Decodable { var player: SendspinStreamFormat? }
     private struct RolesPayload: Decodable { var roles: [String]? }
     private struct CommandPayload: Decodable { var player: SendspinPlayerCommand? }

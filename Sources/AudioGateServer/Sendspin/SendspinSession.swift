@@ -15,6 +15,16 @@ struct SendspinSession {
 
     let client: SendspinClient
     let sender: AsyncStream<SendspinConnection.Outgoing>.Continuation
+    /// The connection's number, for its claim on the player.
+    let generation: UInt64
+    /// The server's identity from the handshake.
+    let serverID: String
+    /// The address of a server that dialed the player.
+    let peer: String?
+    /// Says goodbye and closes the connection with a reason.
+    let leave: @Sendable (SendspinError) -> Void
+    /// The connection was turned away or taken over: what else arrives is not played.
+    private var left = false
     private(set) var activated = false
     private var hello = false
     private var roles: [String] = []
@@ -24,15 +34,27 @@ struct SendspinSession {
     /// Stream starts logged on this connection (one at info level).
     private var startsLogged = 0
 
-    init(client: SendspinClient, sender: AsyncStream<SendspinConnection.Outgoing>.Continuation) {
+    init(
+        client: SendspinClient, sender: AsyncStream<SendspinConnection.Outgoing>.Continuation, generation: UInt64,
+        serverID: String, peer: String?, leave: @escaping @Sendable (SendspinError) -> Void
+    ) {
+        self.peer = peer
         self.client = client
         self.sender = sender
+        self.generation = generation
+        self.serverID = serverID
+        self.leave = leave
     }
 
     private var playerActive: Bool { roles.contains("player@v1") }
 
     /// Handles one whole message that arrived at `received` (CLOCK_MONOTONIC ns).
     mutating func handle(_ message: SendspinReceiver.Message, receivedAt received: UInt64) async throws {
+        guard !left, !hello || client.holds(generation) else {
+            // Another server took the player; its goodbye and close are on their way.
+            left = true
+            return
+        }
         switch message.type {
         case SendspinReceiver.jsonType:
             try handle(try SendspinMessage.decode(message.body), receivedAt: received)
@@ -46,11 +68,19 @@ struct SendspinSession {
 
     private mutating func handle(_ message: SendspinMessage, receivedAt received: UInt64) throws {
         guard hello else {
-            guard case .serverHello(let name) = message else {
+            guard case .serverHello(let name, let reason) = message else {
                 throw SendspinError(.malformedMessage, "the first message is not server/hello")
             }
+            // A server that gives no reason dialed to be available, as for discovery.
+            let reasonText = reason.map { String($0.prefix(16)) } ?? "discovery"
+            let leave = leave
+            let evict: @Sendable () -> Void = { leave(SendspinError(.anotherServer, "another server took the player")) }
+            guard client.claim(generation: generation, serverName: name, serverID: serverID, reason: reasonText, peer: peer, evict: evict) else {
+                left = true
+                leave(SendspinError(.anotherServer, "another server holds the player; this one dialed for \(reasonText)"))
+                return
+            }
             hello = true
-            client.state.withLock { $0.serverName = String(name.prefix(128)) }
             let formats = SendspinFormat.supported(codecs: client.configuration.codecs)
             sender.yield(
                 .json(
@@ -81,6 +111,7 @@ struct SendspinSession {
             client.state.withLock { state in
                 if let playing = group.playbackState { state.playbackState = String(playing.prefix(32)) }
             }
+            if group.playbackState == "playing" { client.playing(serverID: serverID) }
         case .serverState(let update):
             let metadata = roles.contains("metadata@v1") ? update.metadata : nil
             let controller = roles.contains("controller@v1") ? update.controller : nil

@@ -4,6 +4,10 @@ import AudioGateCore
 /// through the Noise handshake and activated, `server` its URL, the clock offset from the time
 /// filter's offset and drift); absent when it is off.
 struct SendspinStatus: Encodable, Equatable {
+    /// `HOST:PORT` the player waits on for servers to dial it (`--sendspin-port`).
+    var listening: String?
+    /// Whether Avahi publishes the waiting player as `_sendspin._tcp` (absent for a dialing player).
+    var advertised: Bool?
     /// The name the server gave in `server/hello`.
     var serverName: String?
     /// The server's identity (its static key, base64url), once a handshake got that far.
@@ -32,7 +36,10 @@ struct SendspinStatus: Encodable, Equatable {
 
 /// The Sendspin settings in `/v1/info` (`sendspin`); absent when the player is off.
 struct SendspinInfo: Encodable, Equatable {
+    /// The server dialed, or empty when servers dial the player.
     var server: String
+    /// `HOST:PORT` servers dial, when they do.
+    var listening: String?
     var name: String
     var stream: String
     var outputDelayMs: Int
@@ -44,6 +51,7 @@ extension SendspinClient {
     var status: PlayerStatus<SendspinStatus> {
         let state = state.withLock { $0 }
         let player = SendspinStatus(
+            listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
             serverName: state.serverName, serverId: state.serverID, clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,
@@ -62,7 +70,7 @@ extension SendspinClient {
     /// The settings for `/v1/info`.
     var info: SendspinInfo {
         SendspinInfo(
-            server: server, name: configuration.name, stream: configuration.stream,
+            server: configuration.url ?? "", listening: configuration.listen?.description, name: configuration.name, stream: configuration.stream,
             outputDelayMs: configuration.outputDelayMilliseconds, codecs: configuration.codecs.map(\.rawValue))
     }
 }

@@ -139,7 +139,7 @@ struct SendspinProtocolTests {
     @Test("server messages decode by type; unknown ones are ignored, broken ones throw")
     func messages() throws {
         func decode(_ text: String) throws -> SendspinMessage { try SendspinMessage.decode(Array(text.utf8)[...]) }
-        #expect(try decode(#"{"type":"server/hello","payload":{"name":"Kitchen","languages":["en"]}}"#) == .serverHello(name: "Kitchen"))
+        #expect(try decode(#"{"type":"server/hello","payload":{"name":"Kitchen","languages":["en"]}}"#) == .serverHello(name: "Kitchen", connectionReason: nil))
         #expect(
             try decode(#"{"type":"server/activate","payload":{"activities":["playback"],"active_roles":["player@v1"]}}"#)
                 == .serverActivate(SendspinActivation(activities: ["playback"], activeRoles: ["player@v1"])))
@@ -289,6 +289,20 @@ struct SendspinProtocolTests {
         settings.stream = "sendspin"
         settings.codecs = [.opus]
         #expect(settings.problem() != nil)
+        settings.codecs = [.flac, .pcm]
+        settings.listen = SendspinConfiguration.ListenAddress(host: nil, port: 8928)
+        #expect(settings.problem()?.contains("give one") == true)
+        settings.url = nil
+        #expect(settings.problem() == nil)
+        settings.listen?.port = 0
+        #expect(settings.problem() != nil)
+        #expect(SendspinConfiguration.ListenAddress("8928") == .init(host: nil, port: 8928))
+        #expect(SendspinConfiguration.ListenAddress("0.0.0.0:8928") == .init(host: "0.0.0.0", port: 8928))
+        #expect(SendspinConfiguration.ListenAddress("[::]:8928") == .init(host: "::", port: 8928))
+        #expect(SendspinConfiguration.ListenAddress("[::]:8928")?.description == "[::]:8928")
+        for text in ["", "host:", ":8928", "8928x", "ws://host:8928"] {
+            #expect(SendspinConfiguration.ListenAddress(text) == nil, "\(text)")
+        }
         #expect(SendspinConfiguration.parseCodecs("pcm, FLAC,opus") == [.pcm, .flac, .opus])
         #expect(SendspinConfiguration.parseCodecs("pcm,mp3") == nil)
     }
