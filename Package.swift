@@ -66,6 +66,9 @@ let package = Package(
         ),
         // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
         // clients' objects while it writes to this one's socket.
+        // mDNS publishing through the system's Avahi daemon (the Sendspin player's _sendspin._tcp).
+        // No pkgConfig: its cflags carry -D_REENTRANT, which SwiftPM warns about; the headers are in /usr/include.
+        .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CPrefetch"),
         .systemLibrary(name: "CDotProduct"),
         .target(name: "AudioGateCore", swiftSettings: audioPathSettings),
@@ -81,7 +84,7 @@ let package = Package(
         .target(
             name: "AudioGateServer",
             dependencies: [
-                "AudioGateCore", "AudioGateDevices", "CPrefetch", "CWebRTCAudio", "CFFmpeg", "CEspeak",
+                "AudioGateCore", "AudioGateDevices", "CPrefetch", "CWebRTCAudio", "CFFmpeg", "CEspeak", "CAvahi",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

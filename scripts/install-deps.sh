@@ -14,6 +14,8 @@ want=(libasound2-dev libspeexdsp-dev g++ pkg-config)
 want+=(meson ninja-build python3 python3-venv)
 # make deb points the binary at the Swift runtime it ships.
 want+=(patchelf)
+# The Sendspin player's mDNS advertisement goes through the Avahi daemon (libavahi-client).
+want+=(libavahi-client-dev)
 # Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
 want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then

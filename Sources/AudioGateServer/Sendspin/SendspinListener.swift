@@ -7,7 +7,8 @@ import NIOCore
 /// `--sendspin-port`: waits for Sendspin servers to dial the player at `/sendspin` (how Music
 /// Assistant adds the players it discovered) and runs each connection as the dialing player runs
 /// its own; which server holds the player is settled at `server/hello` (`SendspinClient+Seat`).
-/// Only the WebSocket at `/sendspin` is served, to a few connections at a time.
+/// Only the WebSocket at `/sendspin` is served, to a few connections at a time. Off loopback, the
+/// player is published as `_sendspin._tcp` (TXT `path`, `name`) through Avahi while it waits.
 struct SendspinListener {
     /// The path servers dial, as the specification recommends and the TXT record says.
     static let path = "/sendspin"
@@ -58,7 +59,43 @@ struct SendspinListener {
                     metadata: ["name": "\(client.configuration.name)", "id": "\(identity.clientID)"])
             },
             logger: logger)
+        let publisher = advertise(host: host, logger: logger)
+        // Withdrawn when the listener stops: freeing the publisher removes the service.
+        defer { withExtendedLifetime(publisher) {} }
         try await application.run()
+    }
+
+    /// Publishes the player through the Avahi daemon; nil (and one log line) when it listens on
+    /// loopback only, where no other host could dial it, or when Avahi cannot be used.
+    private func advertise(host: String, logger: Logger) -> AvahiPublisher? {
+        guard !ServerConfiguration.isLoopback(host) else {
+            logger.info("sendspin player not advertised: it listens on \(host), which other hosts cannot reach")
+            return nil
+        }
+        let name = client.configuration.name
+        let service = AvahiPublisher.Service(
+            name: name, type: "_sendspin._tcp", port: UInt16(address.port), txt: ["path=\(Self.path)", "name=\(name)"])
+        let client = client
+        do {
+            return try AvahiPublisher(service: service, logger: logger) { state in
+                client.state.withLock {
+                    if case .published = state { $0.advertised = true } else { $0.advertised = false }
+                }
+                switch state {
+                case .waitingForDaemon:
+                    logger.info("sendspin player not advertised yet: no Avahi daemon is running (it is published once one starts)")
+                case .registering:
+                    logger.debug("sendspin player: publishing _sendspin._tcp")
+                case .published(let name):
+                    logger.info("sendspin player advertised as _sendspin._tcp '\(name)' on port \(service.port)")
+                case .failed(let reason):
+                    logger.warning("sendspin player not advertised: \(reason)")
+                }
+            }
+        } catch {
+            logger.warning("sendspin player not advertised: \(error)")
+            return nil
+        }
     }
 
     /// `ws://ADDRESS:PORT` of a peer, for the log and `/v1/status`.
