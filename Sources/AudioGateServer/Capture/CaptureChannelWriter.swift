@@ -120,7 +120,7 @@ final class CaptureChannelWriter: Sendable {
                     channel.write(WebSocketFrame(fin: true, opcode: .binary, data: buffer), promise: nil)
                 }
                 drain.noteSent(ready: ready)
-            case .overrun, .device, .level, .voice:
+            case .overrun, .device, .level, .voice, .music:
                 spare.value = buffer
                 writeMessage(event)
             }
@@ -197,6 +197,8 @@ final class CaptureChannelWriter: Sendable {
             channel.write(text(DeviceMessage(state: state).json()), promise: nil)
         case .level(let rms, let peak):
             channel.write(text(LevelMessage(rmsDBFS: rms, peakDBFS: peak).json()), promise: nil)
+        case .music(let json):
+            channel.write(text(json), promise: nil)
         case .voice(let speech, let timestamp):
             let state: VoiceActivityMessage.State = speech ? .speech : .silence
             channel.write(

@@ -48,7 +48,7 @@ struct CaptureHTTPStream: Sendable {
                             hub.metrics.recordSendDelay(nanoseconds: now > ready ? now - ready : 0)
                         case .overrun(let milliseconds):
                             hub.metrics.recordDropped(milliseconds: milliseconds)
-                        case .device, .level, .voice:
+                        case .device, .level, .voice, .music:
                             break
                         }
                     }

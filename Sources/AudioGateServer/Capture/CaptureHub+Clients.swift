@@ -46,6 +46,7 @@ extension CaptureHub {
             throw error
         }
         publishCounts()
+        catchUpMusic(subscriber)
         return subscriber
     }
 

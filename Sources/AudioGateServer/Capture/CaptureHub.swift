@@ -53,6 +53,8 @@ public final class CaptureHub: CaptureSink {
     let published = Mutex(Published())
     /// Every subscriber, for status; never touched by the capture thread.
     let members = Mutex<[CaptureSubscriber]>([])
+    /// The last `music` message, for clients that ask for music events after it was sent.
+    let music = Mutex<String?>(nil)
     let nextID = Atomic<Int>(1)
     /// One batch per NIO event loop that has WebSocket capture clients (event loops are few and fixed).
     let loopDrains = Mutex<[ObjectIdentifier: CaptureDrain]>([:])

@@ -44,7 +44,7 @@ public struct CaptureParameters: Sendable, Equatable {
 
     /// The query keys `init(query:)` reads; the route declares these and no others.
     static let queryKeys =
-        ["rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "codec", "bitrate"]
+        ["rate", "channels", "format", "container", "seconds", "chunk_ms", "encoding", "levels", "music", "codec", "bitrate"]
         + VoiceProcessing.parameterNames
 
     /// Rate, channels and sample format the client receives.
@@ -55,6 +55,8 @@ public struct CaptureParameters: Sendable, Equatable {
     public var encoding = Encoding.binary
     /// Whether the WebSocket also gets `level` events every 50 ms.
     public var levels = false
+    /// Whether the WebSocket also gets `music` events: what the music player plays, at once and on each change.
+    public var music = false
     /// HTTP framing.
     public var container = Container.raw
     /// HTTP only: stop after this many seconds of audio (nil: until the client goes away).
@@ -111,6 +113,13 @@ public struct CaptureParameters: Sendable, Equatable {
             case "true", "1": levels = true
             case "false", "0": levels = false
             default: throw .parameter("levels", "true or false")
+            }
+        }
+        if let text = query["music"] {
+            switch text {
+            case "true", "1": music = true
+            case "false", "0": music = false
+            default: throw .parameter("music", "true or false")
             }
         }
         if let text = query["container"] {

@@ -110,6 +110,16 @@ extension CaptureSubscriber {
         perform(wake, drains)
     }
 
+    /// Offers the newest `music` message (replacing one not yet sent).
+    func deliverMusic(_ json: String) {
+        let hasWriter = writer != nil
+        let wake = state.withLock { state -> Wake in
+            state.pendingMusic = json
+            return state.wake(hasWriter: hasWriter)
+        }
+        perform(wake, nil)
+    }
+
     /// Queues a voice activity event (from the voice processing thread).
     func deliverVoice(speech: Bool, timestamp: UInt64) {
         let hasWriter = writer != nil

@@ -53,6 +53,8 @@ extension CaptureSubscriber {
         var droppedChunks: UInt64 = 0
         var pendingLevel: (rms: Double, peak: Double)?
         var voiceEvents: [(speech: Bool, timestamp: UInt64)] = []
+        /// The newest `music` message not yet sent (a newer one replaces it).
+        var pendingMusic: String?
         /// The task waiting in `next`.
         var waiter: CheckedContinuation<Void, Never>?
         var handedOut: UInt64 = 0
@@ -81,7 +83,7 @@ extension CaptureSubscriber {
             case .open: break
             }
             return !deviceEvents.isEmpty || pendingDroppedFrames > 0 || pendingLevel != nil
-                || !voiceEvents.isEmpty || queuedChunks > 0
+                || !voiceEvents.isEmpty || pendingMusic != nil || queuedChunks > 0
         }
 
         /// Complete chunks queued, copied or shared.

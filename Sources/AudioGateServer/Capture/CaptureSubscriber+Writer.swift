@@ -58,6 +58,10 @@ extension CaptureSubscriber {
             let voice = state.voiceEvents.removeFirst()
             return Event.voice(speech: voice.speech, timestamp: voice.timestamp)
         }
+        if let music = state.pendingMusic {
+            state.pendingMusic = nil
+            return Event.music(music)
+        }
         if let level = state.pendingLevel {
             state.pendingLevel = nil
             return Event.level(rms: level.rms, peak: level.peak)

@@ -37,6 +37,8 @@ public final class CaptureSubscriber: Sendable {
         case level(rms: Double, peak: Double)
         /// Speech started or ended at capture time `timestamp` (monotonic ns; only with `vad=true`).
         case voice(speech: Bool, timestamp: UInt64)
+        /// What the music player plays now, the `music` message's JSON (only with `music=true`).
+        case music(String)
     }
 
     /// A number unique within the server, for status.

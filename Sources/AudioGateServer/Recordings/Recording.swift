@@ -71,7 +71,7 @@ final class Recording: Sendable {
                 if gapReason == nil { gapReason = "overrun" }
             case .device(.lost):
                 gapReason = "device_lost"
-            case .device(.restored), .level, .voice:
+            case .device(.restored), .level, .voice, .music:
                 break
             }
         }

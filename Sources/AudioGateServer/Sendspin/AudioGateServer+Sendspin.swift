@@ -7,7 +7,8 @@ extension AudioGateServer {
         var settings = configuration.sendspin
         settings.dataDirectory = configuration.dataDirectory
         if settings.listen != nil, settings.listen?.host == nil { settings.listen?.host = configuration.host }
-        return SendspinClient(configuration: settings, mixer: engine.mixer, logger: logger)
+        let hub = engine.captureHub
+        return SendspinClient(configuration: settings, mixer: engine.mixer, logger: logger) { hub.announceMusic($0) }
     }
 
     /// `sendspin` in `/v1/status`.

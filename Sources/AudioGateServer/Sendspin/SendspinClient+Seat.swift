@@ -56,6 +56,7 @@ extension SendspinClient {
             releaseStream()
         }
         clock.reset()
+        announceMusic()
         return true
     }
 

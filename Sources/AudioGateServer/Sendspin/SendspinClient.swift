@@ -51,12 +51,21 @@ public final class SendspinClient: Service, Sendable {
         var lastPlayedServer: String?
         /// Whether the Avahi daemon publishes the listening player as `_sendspin._tcp`.
         var advertised = false
+        /// What the last `music` message said, so an unchanged state is not sent again.
+        var announced: Announced?
     }
 
-    public init(configuration: SendspinConfiguration, mixer: PlaybackMixer, logger: Logger) {
+    /// Hands a `music` message to the capture clients that asked for them.
+    let announce: @Sendable (String) -> Void
+
+    public init(
+        configuration: SendspinConfiguration, mixer: PlaybackMixer, logger: Logger,
+        announce: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.configuration = configuration
         self.mixer = mixer
         self.logger = logger
+        self.announce = announce
         state = Mutex(State(outputDelayMilliseconds: configuration.outputDelayMilliseconds, suite: configuration.suite))
     }
 
@@ -128,6 +137,7 @@ public final class SendspinClient: Service, Sendable {
             $0.commands = nil
         }
         releaseStream()
+        announceMusic()
     }
 
     /// Silences and gives back the stream (`stream/end`, or the connection's end).

@@ -112,6 +112,7 @@ struct SendspinSession {
                 if let playing = group.playbackState { state.playbackState = String(playing.prefix(32)) }
             }
             if group.playbackState == "playing" { client.playing(serverID: serverID) }
+            client.announceMusic()
         case .serverState(let update):
             let metadata = roles.contains("metadata@v1") ? update.metadata : nil
             let controller = roles.contains("controller@v1") ? update.controller : nil
@@ -119,6 +120,7 @@ struct SendspinSession {
                 if let metadata { state.metadata = metadata }
                 if let controller { state.controller = controller }
             }
+            if metadata != nil { client.announceMusic() }
         case .rehandshake:
             throw SendspinError(.handshake, "the server began a re-handshake (it follows pairing, which this player does not do)")
         case .ignored:

@@ -100,7 +100,7 @@ struct WyomingMicSession: Sendable {
             case .overrun(let milliseconds):
                 hub.metrics.recordDropped(milliseconds: milliseconds)
                 sentFrames += format.frames(forMilliseconds: Double(milliseconds))
-            case .device, .level, .voice:
+            case .device, .level, .voice, .music:
                 break
             }
         }

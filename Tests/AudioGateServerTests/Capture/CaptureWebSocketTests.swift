@@ -1,5 +1,5 @@
 import AudioGateCore
-import AudioGateServer
+@testable import AudioGateServer
 import AudioGateTestSupport
 import Foundation
 import HTTPTypes
@@ -138,6 +138,28 @@ struct CaptureWebSocketTests {
             #expect(levels.count >= 15 && levels.count <= 30, "\(levels.count) level events in 1.2 s")
             let rms = levels.compactMap { $0["rms_dbfs"] as? Double }
             #expect(rms.last.map { $0 > -20 && $0 < 0 } == true, "rms \(rms)")
+        }
+    }
+
+    @Test("music=true gets the last music message at once and each new one; other clients get none")
+    func music() async throws {
+        let (server, app) = TestServer.make()
+        let hub = server.engine.captureHub
+        let first = MusicMessage(player: "sendspin", playbackState: "playing", metadata: nil, timestampMs: 1).json()
+        let second = MusicMessage(player: "sendspin", playbackState: "stopped", metadata: nil, timestampMs: 2).json()
+        hub.announceMusic(first)
+        try await app.test(.live) { client in
+            async let plain = CaptureClient.receive(client, "levels=true&encoding=json", seconds: 1)
+            let stream = try await CaptureClient.receive(client, "music=true&encoding=json", seconds: 5) { stream in
+                let music = stream.events(ofType: "music")
+                if music.count == 1 { hub.announceMusic(second) }
+                return music.count >= 2
+            }
+            let states = stream.events(ofType: "music").map { $0["playback_state"] as? String }
+            #expect(states == ["playing", "stopped"])
+            #expect(stream.events(ofType: "music").first?["player"] as? String == "sendspin")
+            #expect(first.hasPrefix(#"{"metadata":null,"player":"sendspin","playback_state":"playing","timestamp_ms":1"#))
+            #expect(try await plain.events(ofType: "music").isEmpty)
         }
     }
 
