@@ -877,6 +877,9 @@ def attempt(binary, port, screenshot):
         status = wait_for(lambda: driver.find_element(By.ID, "st-capture").text.startswith("running")
                           and driver.find_element(By.ID, "st-capture").text, 3)
         check(status is not None, f"status shows capture running ({driver.find_element(By.ID, 'st-capture').text})")
+        music = driver.find_element(By.ID, "st-music").text
+        check(music == "off" and not driver.find_element(By.ID, "music-controls").is_displayed(),
+              f"without a Sendspin player the music row says off and its controls are hidden ({music!r})")
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" or "Content Security Policy" in e["message"]]
         for e in errors:
             print("     browser:", e["message"])

@@ -338,16 +338,16 @@ export class Capture extends Reconnecting {
 
 /**
  * Opens `WS /v1/capture` and resolves with a {@link Capture} once the server's `start` arrived.
- * Options: server, token, rate (16000), channels (1), chunkMs (20), levels, aec, ns, agc, vad,
+ * Options: server, token, rate (16000), channels (1), chunkMs (20), levels, music, aec, ns, agc, vad,
  * reconnect (true), and the callbacks onaudio(samples), onmessage(message) and onclose(event).
- * Events on the Capture: `audio` (detail: Float32Array), `level`, `vad`, `overrun`, `device`,
+ * Events on the Capture: `audio` (detail: Float32Array), `level`, `music` (what the Sendspin player plays), `vad`, `overrun`, `device`,
  * `message` (detail: the server's JSON message), `reconnecting`, `reconnect` ({gapMs, lostMs}) and
  * `close`.
  */
 export async function capture(options = {}) {
   const { server = defaultServer, token = defaultToken, rate = 16000, channels = 1, chunkMs = 20 } = options;
   const params = { rate, channels, format: "f32le", chunk_ms: chunkMs };
-  for (const flag of ["levels", "aec", "ns", "agc", "vad"]) {
+  for (const flag of ["levels", "music", "aec", "ns", "agc", "vad"]) {
     if (options[flag] !== undefined) params[flag] = options[flag] ? "true" : "false";
   }
   const stream = new Capture(socketURL(server, "/v1/capture", params, token), { ...options, rate, channels, chunkMs });

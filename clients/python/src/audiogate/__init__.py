@@ -16,6 +16,7 @@ from .capture import (
     CaptureStart,
     DeviceEvent,
     LevelEvent,
+    MusicEvent,
     OverrunEvent,
     VadEvent,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "DeviceEvent",
     "Drained",
     "LevelEvent",
+    "MusicEvent",
     "Mark",
     "OverrunEvent",
     "Playback",

@@ -78,6 +78,18 @@ class LevelEvent:
 
 
 @dataclass(frozen=True)
+class MusicEvent:
+    """What the Sendspin player plays (with `music=True`): on connecting and on each change.
+    `metadata` holds the fields of `sendspin.metadata` in `/v1/status` (None: nothing known), its
+    `progress_ms` as of `timestamp_ms` (capture time)."""
+
+    player: str
+    playback_state: str | None
+    metadata: dict[str, Any] | None
+    timestamp_ms: float
+
+
+@dataclass(frozen=True)
 class OverrunEvent:
     """This client fell behind and its oldest `dropped_ms` of audio were dropped."""
 
@@ -91,7 +103,7 @@ class DeviceEvent:
     state: Literal["lost", "restored"]
 
 
-CaptureEvent = VadEvent | LevelEvent | OverrunEvent | DeviceEvent | ConnectionLost | Reconnected
+CaptureEvent = VadEvent | LevelEvent | MusicEvent | OverrunEvent | DeviceEvent | ConnectionLost | Reconnected
 CaptureItem = AudioChunk | CaptureEvent
 
 
@@ -301,6 +313,9 @@ class Capture:
             return VadEvent(message["state"], float(message["timestamp_ms"]))
         if kind == "level":
             return LevelEvent(float(message["rms_dbfs"]), float(message["peak_dbfs"]))
+        if kind == "music":
+            return MusicEvent(str(message.get("player", "")), message.get("playback_state"), message.get("metadata"),
+                              float(message.get("timestamp_ms", 0)))
         if kind == "overrun":
             return OverrunEvent(float(message["dropped_ms"]))
         if kind == "device":

@@ -59,13 +59,14 @@ class Client:
         agc: bool | None = None,
         vad: bool | None = None,
         levels: bool | None = None,
+        music: bool | None = None,
         reconnect: ReconnectPolicy | bool | None = None,
     ) -> Capture:
         """Live microphone audio (`WS /v1/capture`): `rate` one of `RATES`, `channels` 1 or 2, `chunk_ms`
         10-200; `aec`, `ns`, `agc` the voice processing (None: the server's default), `vad` speech
-        events, `levels` level events."""
+        events, `levels` level events, `music` what the Sendspin player plays (`MusicEvent`)."""
         query: dict[str, object] = dict(rate=rate, channels=channels, format=format, chunk_ms=chunk_ms)
-        query.update(aec=aec, ns=ns, agc=agc, vad=vad, levels=levels)
+        query.update(aec=aec, ns=ns, agc=agc, vad=vad, levels=levels, music=music)
         return Capture(self._endpoint, query, policy_of(reconnect, self._policy))
 
     def playback(
