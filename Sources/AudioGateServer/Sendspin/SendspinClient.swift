@@ -108,8 +108,22 @@ public final class SendspinClient: Service, Sendable {
         let settings = WebSocketClientConfiguration(
             maxFrameSize: NoiseHandshake.maximumMessageBytes + 1, closeTimeout: .seconds(2),
             autoPing: .enabled(timePeriod: .seconds(10)))
-        try await WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
-            try await SendspinConnection(client: self, identity: identity).run(inbound: inbound, outbound: outbound)
+        let closed: WebSocketCloseFrame?
+        do {
+            closed = try await WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
+                try await SendspinConnection(client: self, identity: identity).run(inbound: inbound, outbound: outbound)
+            }
+        } catch let error as WebSocketClientError where error == .serverSentMessageTooLarge {
+            throw SendspinError(.messageTooLarge, "a WebSocket message over \(NoiseHandshake.maximumMessageBytes) bytes")
+        }
+        // NIO answers a frame over the limit with a close of its own and ends the stream quietly, so
+        // the one trace of it is a connection that ended without the server's close frame.
+        if closed?.closeCode == .messageTooLarge {
+            throw SendspinError(.messageTooLarge, "a WebSocket frame over \(NoiseHandshake.maximumMessageBytes) bytes")
+        }
+        if closed == nil, !Task.isCancelled {
+            throw SendspinError(
+                .dropped, "the connection ended without a WebSocket close (a frame over \(NoiseHandshake.maximumMessageBytes) bytes, or the server vanished)")
         }
     }
 

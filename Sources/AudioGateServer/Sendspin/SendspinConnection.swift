@@ -91,12 +91,15 @@ struct SendspinConnection {
             sender.yield(.cipher(transport.send))
             var session = SendspinSession(client: client, sender: sender, generation: generation, serverID: serverID, peer: peer, leave: leave)
             var receiver = SendspinReceiver(cipher: transport.receive)
+            var budget = SendspinMessageBudget()
             do {
                 while let message = try await messages.next() {
                     guard case .binary(let buffer) = message else {
                         throw SendspinError(.malformedMessage, "a text message after the handshake")
                     }
                     let received = MonotonicClock.nowNanoseconds()
+                    // The global executor is the event loops': a long run of messages gives way.
+                    if try budget.take(now: received) { await Task.yield() }
                     guard let whole = try receiver.receive(Array(buffer.readableBytesView)[...]) else { continue }
                     try await session.handle(whole, receivedAt: received)
                     if session.activated { watch.activated.store(true, ordering: .relaxed) }

@@ -13,6 +13,10 @@ public enum SendspinErrorCode: String, ErrorCode {
     case malformedMessage = "malformed_message"
     /// A message or reassembled fragment over the size limit.
     case messageTooLarge = "message_too_large"
+    /// The connection ended without a WebSocket close frame.
+    case dropped
+    /// More messages than any server playing sends.
+    case flood = "message_flood"
     /// A number outside what the clock arithmetic or the format takes.
     case outOfRange = "out_of_range"
     /// A `stream/start` naming a codec or format that is not played, or a codec header that does not parse.

@@ -68,3 +68,30 @@ struct SendspinSeatTests {
         try? FileManager.default.removeItem(atPath: client.configuration.dataDirectory)
     }
 }
+
+/// A server's message rate: a start-up burst and a steady rate pass, a flood closes the connection.
+@Suite("Sendspin message budget")
+struct SendspinMessageBudgetTests {
+    @Test("a burst of 4000 and 2000 a second pass; past that the flood throws; the reader yields every 16")
+    func budget() throws {
+        var budget = SendspinMessageBudget()
+        var now: UInt64 = 1_000_000_000
+        var yields = 0
+        for _ in 0..<4000 where try budget.take(now: now) { yields += 1 }
+        #expect(yields == 250)
+        #expect(throws: SendspinError.self) { try budget.take(now: now) }
+        // Ten seconds at 1000 a second (a millisecond apart) stay within the refill.
+        var steady = SendspinMessageBudget()
+        for _ in 0..<10_000 {
+            now += 1_000_000
+            _ = try steady.take(now: now)
+        }
+        // A flood at 20000 a second outruns it within a second.
+        var flooded = false
+        for _ in 0..<20_000 {
+            now += 50_000
+            do { _ = try steady.take(now: now) } catch { flooded = error.code == .flood; break }
+        }
+        #expect(flooded)
+    }
+}
