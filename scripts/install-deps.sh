@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh           build and run: ALSA and speexdsp headers, and WebRTC's audio processing
 #                                     library built from source into .deps/ (scripts/build-webrtc-apm.sh)
 #   scripts/install-deps.sh test      also PulseAudio, the ALSA pulse plugin, alsa-utils, sox, Python test tools,
-#                                     ffmpeg (codec fixtures), espeak-ng, Chromium and its WebDriver (the demo page check)
+#                                     ffmpeg (codec fixtures), espeak-ng, Chromium and its WebDriver (the demo page check),
+#                                     avahi-daemon and dbus-daemon (the Sendspin check's private mDNS)
 #   scripts/install-deps.sh bench     the test set without Chromium; both add valgrind for the idle benchmark
 #   scripts/install-deps.sh gate      build set and what the callgrind gate needs (valgrind, binutils, cc, python3)
 set -euo pipefail
@@ -24,9 +25,18 @@ fi
 if [[ "${1:-}" == "test" ]]; then
     want+=(chromium chromium-driver)
 fi
+# check_sendspin.py's mDNS part runs a D-Bus system bus and avahi-daemon of its own in its private network
+# namespace (e2e.PrivateAvahi: dbus-daemon, avahi-daemon, avahi-utils, and ip from iproute2 for its veth pair).
+if [[ "${1:-}" == "test" ]]; then
+    want+=(avahi-daemon avahi-utils dbus-daemon iproute2)
+fi
 # The Snapcast client's peers (check_snapcast.py, bench-snapcast.sh): Debian's snapserver and snapclient 0.26.
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
     want+=(snapserver snapclient)
+fi
+# The Sendspin reference player (`sendspin daemon`, check_sendspin.py --only reference) plays through PortAudio.
+if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then
+    want+=(libportaudio2)
 fi
 # Instruction counts in the idle benchmark and the callgrind gate: valgrind, and objcopy (binutils) for a
 # copy of the binary without the DWARF 5 debug info valgrind 3.19 cannot read.
@@ -46,6 +56,13 @@ if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
     sudo=""
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    # A machine that gets avahi-daemon here gets it masked first, where systemd runs: its postinst would
+    # otherwise start it, announcing the host on the real network (tests run their own, in a namespace;
+    # elsewhere nothing starts it: Debian 12's package has no init script). Undo: systemctl unmask
+    # avahi-daemon.service avahi-daemon.socket.
+    if [[ " ${missing[*]} " == *" avahi-daemon "* && -d /run/systemd/system ]]; then
+        $sudo systemctl mask avahi-daemon.service avahi-daemon.socket
+    fi
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -1,5 +1,6 @@
 """What the end-to-end checks share: the pass/fail tally and its closing line, CPU steal and load
-from /proc/stat with the retry-once-when-stealing rule, the server under test, the recorder of
+from /proc/stat with the retry-once-when-stealing rule, the server under test, a private network
+namespace and multicast DNS inside it (enter_namespace, PrivateAvahi), the recorder of
 what the test card hears, tone and WAV helpers, the Snapcast wire format of fake servers, and what the agent-framework checks share (the
 loudspeaker heard through the audiogate client, tone runs, the voice examples).
 
@@ -8,9 +9,12 @@ so `python Tests/EndToEnd/check_x.py` works from anywhere); scripts elsewhere ad
 sys.path first.
 """
 import asyncio
+import grp
 import json
 import os
 import pathlib
+import pwd
+import shlex
 import signal
 import socket
 import struct
@@ -337,6 +341,267 @@ class Server:
             self.scratch = None
 
 
+# ---- multicast DNS inside a private network namespace: avahi-daemon on a D-Bus system bus of its own
+
+def enter_namespace(mark):
+    """Runs this script again in a private network namespace and a mount namespace of its own (`unshare
+    -nm` as root, `unshare -rnm` otherwise), `mark` set to 1 in its environment; returns in that child,
+    with its loopback up and the machine's D-Bus system bus out of sight: an empty tmpfs on /run/dbus
+    and no DBUS_SYSTEM_BUS_ADDRESS. A network namespace does not separate unix sockets, so without that
+    an audiogate publishing through libavahi-client would reach the machine's avahi-daemon, which
+    announces on the real network; here it reaches a PrivateAvahi's bus or none."""
+    if os.environ.get(mark) == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        if os.path.isdir("/run/dbus"):
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "audiogate-no-system-bus", "/run/dbus"],
+                           check=True)
+        os.environ.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
+        return
+    unshare = ["unshare", "-nm" if os.geteuid() == 0 else "-rnm", "--propagation", "private"]
+    sys.stdout.flush()
+    os.execvpe(unshare[0], unshare + [sys.executable, *sys.argv], dict(os.environ, **{mark: "1"}))
+
+
+class PrivateAvahi:
+    """avahi-daemon on a D-Bus system bus of its own, answering on a veth pair made for it, for a check
+    that already runs in a private network namespace (enter_namespace()): what audiogate publishes
+    through libavahi-client is answered by multicast DNS to browsers in the namespace (python-zeroconf,
+    avahi-browse, aiosendspin's server) and to nothing outside it. Its files go to a temporary folder
+    in `directory` (the system's temporary folder by default; not under /run).
+
+        with e2e.PrivateAvahi(scratch) as avahi:   # or start() ... stop()
+            ...audiogate, avahi-publish, a browser...
+
+    start() refuses (RuntimeError) unless the namespace has no interface but its loopback, then:
+    - makes the veth pair INTERFACE/PEER, INTERFACE with ADDRESS and a route for 224.0.0.0/4 (a
+      socket that leaves the interface to the kernel, as python-zeroconf's InterfaceChoice.Default
+      in aiosendspin's server, joins and sends there; no default route, so anything else still finds
+      no network). A veth rather than a dummy: dummy is a module some kernels lack, while container
+      runtimes need veth. Multicast sent on INTERFACE loops back to the namespace's sockets; the copy
+      that crosses to PEER (up, no address) goes no further;
+    - `dbus-daemon --nofork --print-address` with a system-bus configuration in a temporary folder
+      (a unix socket there, EXTERNAL authentication, a policy that lets anyone own and call anything);
+    - `avahi-daemon --no-drop-root --no-chroot --no-rlimits --debug` with a configuration of its own:
+      INTERFACE only, IPv4 only, host name `host_name`, D-Bus on, wide-area, reflector and the host's
+      HINFO, workstation and domain records off. The host name's address records stay on: a service's
+      SRV record names that host, and a browser resolves it to ADDRESS through its A record. The
+      daemon runs in a mount namespace of its own (`unshare -m`) with an empty tmpfs on /run, where it
+      writes its pid file and its socket (never on the machine's /run, and a daemon running there
+      does not stop it), and one on /etc/avahi/services so no static service of the machine's joins
+      in. Under `unshare -r`, where the user avahi has no id, it also sees a passwd and group naming
+      avahi root (it wants its runtime folder owned by avahi even with --no-drop-root). It is ready
+      once it logs `Server startup complete` (its host name probed on INTERFACE), about 1 s.
+    While it runs, DBUS_SYSTEM_BUS_ADDRESS in os.environ names the private bus (libdbus's system bus:
+    audiogate, avahi-publish and avahi-browse started from here talk to this daemon); stop() ends
+    both daemons, removes the veth pair and puts the variable back. `seconds` is how long start() took;
+    log_text() is the daemon's output."""
+
+    INTERFACE = "ag0"
+    PEER = "ag1"
+    ADDRESS = "10.213.0.1"
+    PREFIX = 24
+    READY = "Server startup complete."
+
+    def __init__(self, directory=None, host_name="audiogate-e2e"):
+        self.directory = directory
+        self.host_name = host_name
+        self.scratch = None
+        self.bus = None
+        self.daemon = None
+        self.address = None
+        self.seconds = None
+        self.log = None
+        self._interface_made = False
+        self._environ_set = False
+        self._previous_address = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        started = time.monotonic()
+        _refuse_shared_network()
+        self.scratch = tempfile.TemporaryDirectory(prefix="audiogate-avahi-", dir=self.directory)
+        folder = pathlib.Path(self.scratch.name).resolve()
+        try:
+            if folder == pathlib.Path("/run") or pathlib.Path("/run") in folder.parents:
+                raise RuntimeError(f"PrivateAvahi: {folder} is under /run, which the daemon sees as an empty tmpfs")
+            self._make_interface()
+            self._start_bus(folder)
+            self._start_daemon(folder)
+        except BaseException:
+            self.stop()
+            raise
+        self._previous_address = os.environ.get("DBUS_SYSTEM_BUS_ADDRESS")
+        os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = self.address
+        self._environ_set = True
+        self.seconds = time.monotonic() - started
+        return self
+
+    def _make_interface(self):
+        # The pair appears in the namespace only once `link add` succeeded; mark it first so a
+        # failure halfway (an address, the route) still removes it.
+        _ip("link", "add", self.INTERFACE, "type", "veth", "peer", "name", self.PEER)
+        self._interface_made = True
+        _ip("link", "set", self.PEER, "up")
+        _ip("link", "set", self.INTERFACE, "multicast", "on", "up")
+        _ip("addr", "add", f"{self.ADDRESS}/{self.PREFIX}", "dev", self.INTERFACE)
+        _ip("route", "add", "224.0.0.0/4", "dev", self.INTERFACE)
+        # A veth has its carrier once both ends are up: wait for it, so the daemon finds the
+        # interface running from its first enumeration.
+        if not wait_for(lambda: "LOWER_UP" in _ip("link", "show", "dev", self.INTERFACE), 5):
+            raise RuntimeError(f"PrivateAvahi: {self.INTERFACE} has no carrier: "
+                               + _ip("link", "show", "dev", self.INTERFACE).strip())
+
+    def _start_bus(self, folder):
+        socket_path = folder / "system_bus_socket"
+        config = folder / "bus.conf"
+        config.write_text(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket_path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+""")
+        out_path, err_path = folder / "bus.out", folder / "bus.log"
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            self.bus = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
+                                        stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+
+        def printed():
+            text = out_path.read_text()
+            return text.partition("\n")[0] if text.endswith("\n") else None
+
+        # The address is printed once the socket listens.
+        self.address = wait_for(lambda: self.bus.poll() is not None or printed(), 10) and printed()
+        if not self.address:
+            raise RuntimeError(f"PrivateAvahi: dbus-daemon did not start (exit status {self.bus.poll()}): "
+                               + err_path.read_text().strip())
+
+    def _start_daemon(self, folder):
+        config = folder / "avahi-daemon.conf"
+        config.write_text(f"""[server]
+host-name={self.host_name}
+domain-name=local
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces={self.INTERFACE}
+enable-dbus=yes
+
+[wide-area]
+enable-wide-area=no
+
+[publish]
+publish-addresses=yes
+publish-hinfo=no
+publish-workstation=no
+publish-domain=no
+publish-aaaa-on-ipv4=no
+publish-a-on-ipv6=no
+
+[reflector]
+enable-reflector=no
+""")
+        self.log = folder / "avahi-daemon.log"
+        steps = ["mount -t tmpfs -o mode=0755 audiogate-avahi-run /run",
+                 ("{ [ ! -d /etc/avahi/services ] || "
+                  "mount -t tmpfs -o mode=0755 audiogate-avahi-services /etc/avahi/services; }")]
+        if not _avahi_user_mapped():
+            # The daemon insists on owning its runtime folder as the user avahi, even with
+            # --no-drop-root; under `unshare -r` only root has an id. It sees avahi as root instead.
+            passwd, group = folder / "passwd", folder / "group"
+            passwd.write_text("root:x:0:0:root:/root:/bin/sh\navahi:x:0:0:avahi:/run/avahi-daemon:/usr/sbin/nologin\n")
+            group.write_text("root:x:0:\navahi:x:0:\n")
+            steps += [f"mount --bind {shlex.quote(str(passwd))} /etc/passwd",
+                      f"mount --bind {shlex.quote(str(group))} /etc/group"]
+        argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", " && ".join(steps + ['exec "$@"']), "sh",
+                "avahi-daemon", f"--file={config}", "--no-drop-root", "--no-chroot", "--no-rlimits", "--debug"]
+        with open(self.log, "w") as out:
+            self.daemon = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address))
+        wait_for(lambda: self.daemon.poll() is not None or self.READY in self.log_text(), 15)
+        text = self.log_text()
+        if self.daemon.poll() is not None or self.READY not in text:
+            raise RuntimeError(f"PrivateAvahi: avahi-daemon did not start (exit status {self.daemon.poll()}): "
+                               + text.strip())
+        if f"interface {self.INTERFACE}.IPv4" not in text:
+            raise RuntimeError(f"PrivateAvahi: avahi-daemon does not answer on {self.INTERFACE}: " + text.strip())
+
+    def log_text(self):
+        try:
+            return self.log.read_text() if self.log else ""
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.daemon is not None:
+            stop_process(self.daemon)
+            self.daemon = None
+        if self.bus is not None:
+            stop_process(self.bus)
+            self.bus = None
+        if self._interface_made:
+            subprocess.run(["ip", "link", "del", self.INTERFACE], capture_output=True, check=False)
+            self._interface_made = False
+        if self._environ_set:
+            if self._previous_address is None:
+                os.environ.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
+            else:
+                os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = self._previous_address
+            self._environ_set = False
+        if self.scratch is not None:
+            self.scratch.cleanup()
+            self.scratch = None
+
+
+def _ip(*args):
+    """`ip ARGS`' output; RuntimeError with its complaint when it fails."""
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"ip {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _avahi_user_mapped():
+    """Whether the user and group avahi exist and have ids in this user namespace."""
+    def mapped(number, table):
+        for line in pathlib.Path(f"/proc/self/{table}").read_text().splitlines():
+            inside, _, count = (int(field) for field in line.split())
+            if inside <= number < inside + count:
+                return True
+        return False
+
+    try:
+        return mapped(pwd.getpwnam("avahi").pw_uid, "uid_map") and mapped(grp.getgrnam("avahi").gr_gid, "gid_map")
+    except KeyError:
+        return False
+
+
+def _refuse_shared_network():
+    """RuntimeError unless this process's network namespace is a private one: not PID 1's (where
+    that can be read) and with no interface but loopback, so nothing announced here leaves it."""
+    try:
+        shared = os.stat("/proc/self/ns/net").st_ino == os.stat("/proc/1/ns/net").st_ino
+    except OSError:  # not ours to read (not root, or PID 1 is a container's init): the interfaces tell
+        shared = False
+    others = [name for _, name in socket.if_nameindex() if name != "lo"]
+    reasons = (["it is PID 1's"] if shared else []) + ([f"it has {', '.join(others)}"] if others else [])
+    if reasons:
+        raise RuntimeError("PrivateAvahi runs only in a private network namespace with nothing but its loopback "
+                           "(unshare -n): " + " and ".join(reasons))
+
+
 # ---- what the test card hears, and what plays into it
 
 class Listener:
@@ -432,34 +697,55 @@ class Recorder:
         return x, last_time - len(x) / self.RATE
 
 
-# ---- sync to the sample: two players into one sink, a one-sample impulse every 500 ms
+# ---- sync to the sample: players into one sink, a one-sample impulse every 500 ms
+
+PEAK_TOLERANCE = 0.03  # how far a heard peak may be from a player's level (or a sum of levels)
+
+
+def impulse_clusters(x, t0, peaks, rate, join_s=0.05):
+    """[(time, [sample index or None per player])]: for each impulse in `x` (sample 0 at monotonic
+    `t0`), where the player of each level in `peaks` put its impulse. Loud samples less than `join_s`
+    apart are one impulse; a sample at the sum of several levels is theirs all (they landed on one
+    sample). A player's index is None unless exactly one of the impulse's samples holds its level.
+    The levels' subset sums must lie more than twice PEAK_TOLERANCE apart, so every peak has one
+    reading (levels halving each time, as 0.5, 0.25, 0.125, 0.0625, do)."""
+    sums = {(): 0.0}
+    for player, peak in enumerate(peaks):
+        sums.update({(*members, player): total + peak for members, total in list(sums.items())})
+    del sums[()]
+    levels = sorted(sums.values())
+    if min(np.diff(levels), default=1.0) <= 2 * PEAK_TOLERANCE:
+        raise ValueError(f"impulse levels {peaks} cannot be told apart: their sums are {levels}")
+    loud = np.flatnonzero(np.abs(x) > 0.04)
+    clusters = []
+    for i in loud:
+        if clusters and i - clusters[-1][-1] < rate * join_s:
+            clusters[-1].append(i)
+        else:
+            clusters.append([i])
+    results = []
+    for c in clusters:
+        heard = [[] for _ in peaks]
+        for i in c:
+            members = [m for m, total in sums.items() if abs(x[i] - total) < PEAK_TOLERANCE]
+            for player in members[0] if members else ():
+                heard[player].append(i)
+        results.append((t0 + c[0] / rate, [found[0] if len(found) == 1 else None for found in heard]))
+    return results
+
+
+def impulse_offsets(clusters, reference, other, rate):
+    """[(time, offset ms or None)] of impulse_clusters(): player `other`'s impulse minus player
+    `reference`'s, None when either was not heard once."""
+    return [(t, None if at[reference] is None or at[other] is None else (at[other] - at[reference]) * 1000 / rate)
+            for t, at in clusters]
+
 
 def impulse_pairs(x, t0, reference_peak, other_peak, rate):
     """[(time, offset ms or None)]: for each impulse in `x` (sample 0 at monotonic `t0`), the second
     player's peak (height `other_peak`) minus the reference's (`reference_peak`); 0 when they land on
     one sample (their sum), None when the cluster is not one peak of each."""
-    loud = np.flatnonzero(np.abs(x) > 0.04)
-    clusters = []
-    for i in loud:
-        if clusters and i - clusters[-1][-1] < rate // 20:
-            clusters[-1].append(i)
-        else:
-            clusters.append([i])
-    both = reference_peak + other_peak
-    results = []
-    for c in clusters:
-        peaks = [(i, x[i]) for i in c]
-        reference = [i for i, v in peaks if abs(v - reference_peak) < 0.03]
-        other = [i for i, v in peaks if abs(v - other_peak) < 0.03]
-        together = [i for i, v in peaks if abs(v - both) < 0.03]
-        if together and not reference and not other:
-            offset = 0.0
-        elif len(reference) == 1 and len(other) == 1:
-            offset = (other[0] - reference[0]) * 1000 / rate
-        else:
-            offset = None
-        results.append((t0 + c[0] / rate, offset))
-    return results
+    return impulse_offsets(impulse_clusters(x, t0, (reference_peak, other_peak), rate), 0, 1, rate)
 
 
 def sync_figures(pairs, start, end):

@@ -5,11 +5,12 @@ client joins one group, whose metadata is a fixed track (Test Title by Test Arti
 switch, and volume and mute while a player in the group supports them). Each controller command the
 group receives is appended to the events file as one line: `next`, `volume 40`, `mute true`.
 
-It binds every interface, advertises nothing by multicast DNS and dials no clients; run it inside a
-private network namespace all the same, as check_sendspin.py does. Runs with the Python of
+It binds every interface and advertises nothing by multicast DNS; it dials no clients unless
+`--discover` is given: then it browses `_sendspin._tcp` and dials each player it finds, as Music
+Assistant does. Run it inside a private network namespace, as check_sendspin.py does. Runs with the Python of
 .venv-sendspin (aiosendspin and the sendspin package); SIGTERM or SIGINT closes it.
 
-    .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE
+    .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE [--discover]
 """
 import argparse
 import asyncio
@@ -61,12 +62,12 @@ class RolesServer:
         self.group = None
         self.server = None
 
-    async def run(self, port):
+    async def run(self, port, discover=False):
         loop = asyncio.get_running_loop()
         self.server = SendspinServer(loop=loop, identity=Identity.generate(), server_name="audiogate roles e2e",
                                      pairing_store=PartyPairingStore())
         self.server.add_event_listener(self.on_server_event)
-        await self.server.start_server(port=port, advertise_addresses=[], discover_clients=False)
+        await self.server.start_server(port=port, advertise_addresses=[], discover_clients=discover)
         stop = asyncio.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, stop.set)
@@ -102,9 +103,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8927)
     parser.add_argument("--events", required=True, help="file that gets one line per controller command")
+    parser.add_argument("--discover", action="store_true", help="dial the _sendspin._tcp players found by mDNS")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(RolesServer(args.events).run(args.port))
+    asyncio.run(RolesServer(args.events).run(args.port, args.discover))
 
 
 if __name__ == "__main__":
