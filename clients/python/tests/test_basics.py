@@ -79,7 +79,7 @@ def test_typed_parameters_make_the_query() -> None:
     capture = client.capture(rate=48000, format="f32le", aec=True, vad=False)
     assert capture._params == {
         "encoding": "json", "rate": 48000, "channels": 1, "format": "f32le", "chunk_ms": 20,
-        "aec": True, "ns": None, "agc": None, "vad": False, "levels": None,
+        "aec": True, "ns": None, "agc": None, "vad": False, "levels": None, "music": None,
     }
     playback = client.playback(stream="music", role="music", format="ogg")
     assert playback._params == {"rate": 24000, "channels": 1, "format": "ogg", "stream": "music", "role": "music"}
@@ -91,3 +91,16 @@ def test_version_in_one_place() -> None:
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]
     assert (root / "CHANGELOG.md").read_text().count(f"## {audiogate.__version__}") == 1
+
+
+def test_music_message_is_a_music_event() -> None:
+    capture = audiogate.Client("http://127.0.0.1:1").capture(music=True)
+    assert capture._params["music"] is True
+    capture.start = audiogate.CaptureStart(16000, 1, "s16le", 20, {})
+    metadata = {"title": "Blue in Green", "artist": "Miles Davis", "progress_ms": 61250}
+    event = capture._item({"type": "music", "player": "sendspin", "playback_state": "playing",
+                           "metadata": metadata, "timestamp_ms": 183224.5})
+    assert event == audiogate.MusicEvent("sendspin", "playing", metadata, 183224.5)
+    gone = capture._item({"type": "music", "player": "sendspin", "playback_state": None, "metadata": None,
+                          "timestamp_ms": 1})
+    assert isinstance(gone, audiogate.MusicEvent) and gone.metadata is None
