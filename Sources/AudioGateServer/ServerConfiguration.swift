@@ -123,6 +123,11 @@ extension ServerConfiguration {
             + "pass --token-file FILE (or AUDIOGATE_TOKEN_FILE), or --insecure-no-token on a trusted network"
     }
 
+    /// `name` inside the data folder `directory` (given with or without its trailing slash).
+    static func path(_ name: String, in directory: String) -> String {
+        (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/" + name
+    }
+
     /// `$XDG_STATE_HOME/audiogate`, else `~/.local/state/audiogate`, else `/var/lib/audiogate`.
     public static var defaultDataDirectory: String {
         let environment = ProcessInfo.processInfo.environment

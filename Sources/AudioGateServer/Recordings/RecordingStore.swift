@@ -20,7 +20,7 @@ struct RecordingStore: Sendable {
 
     /// Uses `<dataDirectory>/recordings`, creating it (owner-only) if needed.
     init(dataDirectory: String, logger: Logger) throws(RecordingError) {
-        root = (dataDirectory.hasSuffix("/") ? String(dataDirectory.dropLast()) : dataDirectory) + "/recordings"
+        root = ServerConfiguration.path("recordings", in: dataDirectory)
         self.logger = logger
         do {
             try FileManager.default.createDirectory(

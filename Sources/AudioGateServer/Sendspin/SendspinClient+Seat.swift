@@ -10,7 +10,7 @@ extension SendspinClient {
     struct Holder {
         let generation: UInt64
         let serverID: String
-        /// `playback` or `discovery`: why the server dialed (a server the player dialed: `playback`).
+        /// `playback` or `discovery`: why the server dialed (`discovery` when its hello gives none).
         let reason: String
         /// The address of a server that dialed the player.
         let peer: String?
@@ -86,10 +86,7 @@ extension SendspinClient {
     }
 
     /// `<data dir>/sendspin-last-server`.
-    var lastPlayedServerPath: String {
-        let directory = configuration.dataDirectory
-        return (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/sendspin-last-server"
-    }
+    var lastPlayedServerPath: String { ServerConfiguration.path("sendspin-last-server", in: configuration.dataDirectory) }
 
     /// The last played server a previous run kept.
     func loadLastPlayedServer() {

@@ -14,7 +14,7 @@ struct SendspinIdentity: Sendable {
 
     /// The key in `directory`, made (and the folder with it, owner-only) when there is none yet.
     static func loadOrCreate(directory: String) throws(SendspinError) -> SendspinIdentity {
-        let path = (directory.hasSuffix("/") ? String(directory.dropLast()) : directory) + "/" + fileName
+        let path = ServerConfiguration.path(fileName, in: directory)
         if FileManager.default.fileExists(atPath: path) {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw SendspinError(.key, "cannot read \(path)")
