@@ -126,15 +126,14 @@ extension PlaybackStream {
     /// the marks and `drained` the timeline finds heard and records its latency spans, all after
     /// the stream's lock is let go.
     func progress(playedDevice: UInt64, rate: Int) {
-        let (progress, listeners) = state.withLock { state -> (PlaybackTimeline.Progress, [PlaybackListener]) in
+        let (progress, delivery) = state.withLock { state -> (PlaybackTimeline.Progress, PlaybackOutbox.Batch?) in
             let progress = state.timeline.progress(playedDevice: playedDevice, rate: rate, queueEmpty: state.playout.isEmpty)
-            return (progress, progress.sends.isEmpty ? [] : state.listeners)
+            guard !progress.sends.isEmpty else { return (progress, nil) }
+            return (progress, state.outbox.post(.init(sends: progress.sends, listeners: state.listeners)))
         }
         // An empty progress allocates nothing: a period without a mark, a drain or a probe costs nothing here.
         guard !progress.isEmpty else { return }
-        for send in progress.sends {
-            for listener in listeners where send.listener == nil || send.listener == listener.id { listener.send(send.event) }
-        }
+        deliver(delivery)
         let now = MonotonicClock.nowNanoseconds()
         for latency in progress.latencies { metrics.recordLatency(nanoseconds: latency.nanoseconds(at: now)) }
         if let span = progress.clearToSilence { metrics.recordClearToSilence(nanoseconds: max(0, span.nanoseconds(at: now))) }

@@ -102,24 +102,23 @@ extension PlaybackStream {
                 timed: { timed, _ in PlayoutQueue.Freed(frames: timed.frames, wakes: timed.reset()) })
             let played = state.timeline.clear(flushed: UInt64(flushed.frames), at: now, measured: measured)
             let ms = { (frames: UInt64) in Int((Double(frames) * 1000 / rate).rounded()) }
-            return Cleared(
-                result: ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(UInt64(flushed.frames))),
-                renderedFrame: state.timeline.clearBase, listeners: state.listeners, wakes: flushed.wakes)
+            let result = ClearResult(playedMilliseconds: ms(played), flushedMilliseconds: ms(UInt64(flushed.frames)))
+            let event = PlaybackEvent.cleared(
+                playedMilliseconds: result.playedMilliseconds, flushedMilliseconds: result.flushedMilliseconds,
+                renderedFrame: state.timeline.clearBase, id: id)
+            let delivery = state.outbox.post(.init(sends: [.init(listener: nil, event: event)], listeners: state.listeners))
+            return Cleared(result: result, delivery: delivery, wakes: flushed.wakes)
         }
         cleared.wakes.run()
-        let event = PlaybackEvent.cleared(
-            playedMilliseconds: cleared.result.playedMilliseconds, flushedMilliseconds: cleared.result.flushedMilliseconds,
-            renderedFrame: cleared.renderedFrame, id: id)
-        for listener in cleared.listeners { listener.send(event) }
+        deliver(cleared.delivery)
         return cleared.result
     }
 
     /// What a clear did under the stream's lock, told to listeners and producers after it.
     private struct Cleared {
         var result: ClearResult
-        /// The stream frame the card stopped at.
-        var renderedFrame: UInt64
-        var listeners: [PlaybackListener]
+        /// `cleared` for every listener, when this clear is the one to send the outbox's events.
+        var delivery: PlaybackOutbox.Batch?
         var wakes: WaiterList.Wakes
     }
 

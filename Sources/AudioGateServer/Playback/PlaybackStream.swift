@@ -37,6 +37,8 @@ public final class PlaybackStream: Sendable {
         var playout: Playout
         var timeline = PlaybackTimeline()
         var listeners: [PlaybackListener] = []
+        /// Events made under the lock, sent in that order once it is let go.
+        var outbox = PlaybackOutbox()
         /// The stream's own gain (a network player's volume), ramped at each change.
         var targetGain: Float = 1
         var gain: Float = 1
