@@ -464,14 +464,24 @@ def check_restart(server, gates, recorder, direction):
     back = e2e.wait_for(lambda: all(sendspin_status(g).get("connections", 0) > n and sendspin_status(g).get("queued_ms", 0) > 0
                                     for g, n in zip(gates, before)), 5)
     check(back, f"restart: both players ({direction}) are connected and playing again within 5 s")
-    time.sleep(max(0.0, restarted + RESTART_SYNC_S + 10.5 - time.monotonic()))
+    # Each player's clock and playout through the window, printed when it fails: a drift estimate
+    # or a clock offset moving shows here, a device clock moving does not.
+    trace = []
+    while time.monotonic() < restarted + RESTART_SYNC_S + 10.5:
+        row = [f"{time.monotonic() - restarted:.1f}"]
+        for gate in gates:
+            status = sendspin_status(gate)
+            row.append(f"{status.get('clock_offset_ms')}/{status.get('clock_drift_ppm')}/{status.get('play_offset_ms')}")
+        trace.append(" ".join(row))
+        time.sleep(0.5)
     x, t0 = recorder.samples()
     pairs = e2e.impulse_pairs(x, t0, IMPULSE, IMPULSE * QUIET_GAIN, RATE)
     figures = e2e.sync_figures(pairs, restarted + RESTART_SYNC_S, restarted + RESTART_SYNC_S + 10)
     ok = (figures is not None and figures["count"] >= 0.9 * 20 and abs(figures["median"]) <= 0.1
           and figures["p95"] <= 0.25)
-    check(ok, f"restart: {RESTART_SYNC_S} s after the server ({direction}) is back, the two players are in sync "
-              f"again over 10 s: {e2e.describe_sync(figures)}")
+    if not check(ok, f"restart: {RESTART_SYNC_S} s after the server ({direction}) is back, the two players are in sync "
+                     f"again over 10 s: {e2e.describe_sync(figures)}"):
+        print("  s after the restart, each player's clock offset ms/drift ppm/play offset ms:\n    " + "\n    ".join(trace))
     print("  offsets after the restart (s, ms):", " ".join(
         f"{t - restarted:.1f}:{o:+.2f}" if o is not None else f"{t - restarted:.1f}:-"
         for t, o in pairs if t >= restarted - 1))
@@ -527,7 +537,7 @@ def check_sync(binary, scratch, dialed=False):
         for name, gate in zip(("loud", "quiet"), gates):
             status = sendspin_status(gate)
             print(f"  {name}: clock offset {status.get('clock_offset_ms')} ms, error "
-                  f"{status.get('clock_error_ms')} ms, play offset {status.get('play_offset_ms')} ms, "
+                  f"{status.get('clock_error_ms')} ms, drift {status.get('clock_drift_ppm')} ppm, play offset {status.get('play_offset_ms')} ms, "
                   f"late chunks {status.get('late_chunks')}, resyncs {status.get('resyncs')}")
         check_restart(server, gates, recorder, direction)
     finally:

@@ -125,6 +125,11 @@ public final class SendspinClock: Sendable {
         }
     }
 
+    /// The drift the filter applies, parts per million; nil before the first update.
+    public var driftPPM: Double? {
+        state.withLock { $0.filter.count > 0 ? $0.filter.effectiveDrift * 1e6 : nil }
+    }
+
     /// The filter's standard deviation of the offset, microseconds; nil before the first update.
     public var errorMicroseconds: Double? {
         state.withLock { $0.filter.count > 0 ? $0.filter.error : nil }

@@ -16,6 +16,8 @@ struct SendspinStatus: Encodable, Equatable {
     var clockConverged: Bool
     /// The filter's standard deviation of that offset, milliseconds.
     var clockErrorMs: Double?
+    /// How much faster the server's clock runs than ours, parts per million (0 until significant).
+    var clockDriftPpm: Double?
     /// `pcm`, `flac` or `opus`, once a stream started.
     var codec: String?
     var rate: Int?
@@ -53,7 +55,7 @@ extension SendspinClient {
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
             serverName: state.serverName, serverId: state.serverID, clockConverged: clock.isSynchronized,
-            clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, codec: state.codec, rate: state.format?.sampleRate,
+            clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,
             outputDelayMs: state.outputDelayMilliseconds, playbackState: state.playbackState,
             metadata: state.metadata.map { metadata in

@@ -1,7 +1,18 @@
 /// Sendspin's time filter (the `Sendspin/time-filter` reference, ported as is): a two-dimensional
 /// Kalman filter over the offset of the server's clock from ours and its drift, fed with NTP-style
 /// measurements. All times are microseconds; ours is CLOCK_MONOTONIC.
+///
+/// One departure from the reference: a conversion applies the drift only once
+/// `minimumSamplesForDrift` measurements are in and the drift is one a clock can have
+/// (`plausibleDrift`). Two early measurements biased apart within their round trips (a server
+/// busy starting up) can make a significant-looking drift of a thousand ppm, and a chunk dated
+/// seconds ahead then lands milliseconds off; it plays so until the queue has moved past it.
 struct SendspinTimeFilter: Sendable {
+    /// Measurements before the drift may date a chunk.
+    static let minimumSamplesForDrift = 10
+    /// A drift past this is an estimate gone wrong: crystals keep within about 100 ppm.
+    static let plausibleDrift = 500e-6
+
     var processVariance = 0.0
     var driftProcessVariance = 1e-11 * 1e-11
     var forgetVarianceFactor = 2.0 * 2.0
@@ -75,6 +86,12 @@ struct SendspinTimeFilter: Sendable {
         useDrift = drift * drift > driftSignificanceThresholdSquared * driftCovariance
     }
 
+    /// The drift conversions apply (server clock rate over ours, less one): 0 until significant,
+    /// well founded and plausible.
+    var effectiveDrift: Double {
+        useDrift && count >= Self.minimumSamplesForDrift && abs(drift) <= Self.plausibleDrift ? drift : 0
+    }
+
     /// Ready to schedule playback: two measurements and a finite covariance.
     var isSynchronized: Bool { count >= 2 && offsetCovariance.isFinite }
 
@@ -83,14 +100,14 @@ struct SendspinTimeFilter: Sendable {
 
     /// Our time for the server's `serverTime`, or nil when the result does not fit 64 bits.
     func clientTime(forServer serverTime: Int64) -> Int64? {
-        let effectiveDrift = useDrift ? drift : 0
+        let effectiveDrift = self.effectiveDrift
         let value = ((Double(serverTime) - offset + effectiveDrift * Double(lastUpdate)) / (1 + effectiveDrift)).rounded()
         return Self.exactly(value)
     }
 
     /// The server's time for our `clientTime`, or nil when it does not fit 64 bits.
     func serverTime(forClient clientTime: Int64) -> Int64? {
-        let effectiveDrift = useDrift ? drift : 0
+        let effectiveDrift = self.effectiveDrift
         let value = (Double(clientTime) + offset + effectiveDrift * (Double(clientTime) - Double(lastUpdate))).rounded()
         return Self.exactly(value)
     }

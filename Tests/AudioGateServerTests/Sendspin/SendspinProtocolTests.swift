@@ -34,6 +34,30 @@ struct SendspinProtocolTests {
         #expect(filter.clientTime(forServer: .min) == nil)
     }
 
+    @Test("a drift made of a few biased early measurements never dates a chunk seconds ahead")
+    func timeFilterEarlyDrift() throws {
+        var filter = SendspinTimeFilter()
+        // Three answers from a busy server, biased the same way within their round trips, then
+        // an exact one: the reference takes the step as -1242 ppm of drift, significant, which
+        // puts a chunk 5 s ahead 6 ms off.
+        let measurements: [(Int64, Int64)] = [(496, 600), (564, 600), (564, 600), (-23, 100)]
+        for (index, (measurement, maxError)) in measurements.enumerated() {
+            filter.update(measurement: measurement, maxError: maxError, timeAdded: Int64(index + 1) * 250_000)
+        }
+        #expect(abs(filter.drift) > SendspinTimeFilter.plausibleDrift)
+        #expect(filter.effectiveDrift == 0)
+        let now: Int64 = 4 * 250_000
+        let local = try #require(filter.clientTime(forServer: now + 5_000_000))
+        #expect(abs(local - (now + 5_000_000)) < 600, "5 s ahead lands \(local - now - 5_000_000) µs off")
+        // A real 50 ppm, measured for long enough, is applied.
+        var steady = SendspinTimeFilter()
+        for step in 1...40 {
+            let t = Int64(step) * 2_000_000
+            steady.update(measurement: Int64((Double(t) * 50e-6).rounded()), maxError: 100, timeAdded: t)
+        }
+        #expect(abs(steady.effectiveDrift - 50e-6) < 5e-6, "applied drift \(steady.effectiveDrift)")
+    }
+
     @Test("a measurement not later than the last one is skipped")
     func timeFilterMonotonic() {
         var filter = SendspinTimeFilter()
