@@ -64,13 +64,15 @@ let package = Package(
             pkgConfig: "espeak-ng",
             providers: [.apt(["libespeak-ng-dev"])]
         ),
-        // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
-        // clients' objects while it writes to this one's socket.
         // mDNS publishing through the system's Avahi daemon (the Sendspin player's _sendspin._tcp).
         // No pkgConfig: its cflags carry -D_REENTRANT, which SwiftPM warns about; the headers are in /usr/include.
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
+        // clients' objects while it writes to this one's socket.
         .systemLibrary(name: "CPrefetch"),
         .systemLibrary(name: "CDotProduct"),
+        // glibc's mallopt, which its Swift module does not import: the server bounds its arenas.
+        .systemLibrary(name: "CMalloc"),
         .target(name: "AudioGateCore", swiftSettings: audioPathSettings),
         .target(
             name: "AudioGateDevices",
@@ -110,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "audiogate",
             dependencies: [
-                "AudioGateServer", "AudioGateDevices", "AudioGateCore",
+                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -130,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "AudioGateServerTests",
             dependencies: [
-                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "AudioGateTestSupport",
+                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "CMalloc", "AudioGateTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "NIOPosix", package: "swift-nio"),
