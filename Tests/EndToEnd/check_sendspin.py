@@ -21,6 +21,11 @@ card.
 - duck: while `sendspin serve` plays a 440 Hz file, a 2 s 1 kHz voice uploaded with POST /v1/playback
   lowers the music by the `--duck-db` default (15 dB, within 2 dB) for as long as it sounds, the voice
   itself at its own level (within 2 dB), and 1.5 s after the voice the music is back within 1 dB;
+- aec: in the test card's echo room (`scripts/test-card.sh room`: the loudspeaker `spk` reaches
+  the microphone `room.monitor` through a 40 ms loopback), `sendspin serve` plays chords through
+  audiogate (AudioGateTestSupport's music-like signal) and two espeak-ng utterances are played into the room over them: a capture WebSocket
+  with `aec=true&vad=true` removes the music by at least 30 dB from 2 s on (against a raw capture of
+  the same microphone), says `speech` never while only music plays and once for each utterance;
 - mdns: with e2e.PrivateAvahi (avahi-daemon on a bus and a veth of the namespace's own), audiogate
   waiting with `--sendspin-port 0.0.0.0:PORT` says `advertised` in /v1/status, avahi-browse resolves
   its `_sendspin._tcp` with TXT path and name, and sendspin_roles_server.py --discover (aiosendspin
@@ -47,6 +52,7 @@ Where no Python >= 3.12 exists the check says so in one line and is skipped.
     .venv/bin/python Tests/EndToEnd/check_sendspin.py [--binary .build/debug/audiogate] [--only PART]
 """
 import argparse
+import base64
 import json
 import os
 import pathlib
@@ -56,6 +62,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import wave
 
 import numpy as np
 import websockets
@@ -161,11 +168,12 @@ class RolesServer(ServerProcess):
             return []
 
 
-def start_audiogate(binary, server, scratch, extra=()):
+def start_audiogate(binary, server, scratch, extra=(), device="pulse"):
     """audiogate dialing `server`; with `server` a port or `HOST:PORT`, audiogate waiting there for a server to dial it."""
     log = pathlib.Path(scratch) / f"audiogate-{time.monotonic_ns()}.log"
     meet = ["--sendspin-port", str(server)] if isinstance(server, (int, str)) else ["--sendspin-server", server.url]
-    return e2e.Server(binary, log=log, log_level="info", extra=[*meet, "--sendspin-name", "audiogate-test", *extra])
+    return e2e.Server(binary, device, log=log, log_level="info",
+                      extra=[*meet, "--sendspin-name", "audiogate-test", *extra])
 
 
 def sendspin_status(gate):
@@ -429,6 +437,168 @@ def check_duck(binary, scratch):
     finally:
         if recorder:
             recorder.stop()
+        if gate:
+            if e2e.failures_since(point):
+                print(gate.log_text()[-3000:])
+            gate.stop()
+        server.stop()
+
+
+# The echo room of scripts/test-card.sh: audiogate plays into `spk`, the microphone is `room`'s monitor.
+ROOM_MICROPHONE = "pulse:room.monitor"
+ROOM_SPEAKER = "pulse:spk"
+CAPTURE_RATE = 16000
+USER_UTTERANCES = (("Please turn the music down a little", "en+f3"), ("What is the weather like tomorrow", "en+m3"))
+ERLE_DB = 30  # the canceller's bound on music alone, as for any music through the mixer
+
+
+def chords(path, seconds, amplitude=0.15, noise_bed=0.1):
+    """48 kHz stereo music, the signal of AudioGateTestSupport's MusicLike.chords: a I-vi-IV-V
+    progression of four-harmonic notes over a bass line, a plucked chord every 500 ms, over a noise
+    bed 20 dB under the peak (chords alone show the canceller only their partials; docs/benchmarks.md)."""
+    progression = ((60, 64, 67, 36), (57, 60, 64, 45), (53, 57, 60, 41), (55, 59, 62, 43))
+    n = np.arange(round(seconds * RATE))
+    beat = RATE // 2
+    since = (n % beat) / RATE
+    envelope = np.minimum(1, since / 0.01) * (0.55 + 0.45 * np.exp(-since * 4))
+    t = n / RATE
+    value = np.zeros(len(n))
+    for index, chord in enumerate(progression):
+        on = (n // beat) % len(progression) == index
+        for note in chord:
+            frequency = 440 * 2 ** ((note - 69) / 12)
+            for harmonic in range(1, 5):
+                value[on] += np.sin(2 * np.pi * frequency * harmonic * t[on]) / harmonic ** 2
+    noise = noise_bed * np.random.default_rng(0x6d757369).uniform(-1, 1, len(n))
+    mono = np.round(32767 * amplitude * (envelope * value / 3.2 + noise)).astype("<i2")
+    e2e.write_wav(path, np.repeat(mono, 2), RATE, channels=2)
+
+
+class CaptureLine:
+    """A capture WebSocket (16 kHz, `encoding=json`) read on a thread: its audio placed on the
+    server's clock by `timestamp_ms`, and its `vad` events."""
+
+    def __init__(self, gate, query=""):
+        url = (gate.base.replace("http://", "ws://")
+               + f"/v1/capture?rate={CAPTURE_RATE}&encoding=json&chunk_ms=20{query}")
+        self.socket = connect(url, open_timeout=5)
+        self.chunks = []  # (timestamp_ms, samples)
+        self.events = []  # (timestamp_ms, state)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            for text in self.socket:
+                message = json.loads(text)
+                if message.get("type") == "audio":
+                    samples = np.frombuffer(base64.b64decode(message["data"]), dtype="<i2") / 32768.0
+                    self.chunks.append((message["timestamp_ms"], samples))
+                elif message.get("type") == "vad":
+                    self.events.append((message["timestamp_ms"], message["state"]))
+        except websockets.ConnectionClosed:
+            pass
+
+    def close(self):
+        self.socket.close()
+        self.thread.join(5)
+
+    def level(self, begin_ms, end_ms):
+        """dBFS of the audio captured between two times on the server's clock."""
+        parts = []
+        for stamp, samples in self.chunks:
+            times = stamp + np.arange(len(samples)) * 1000 / CAPTURE_RATE
+            parts.append(samples[(times >= begin_ms) & (times < end_ms)])
+        return e2e.dbfs(np.concatenate(parts)) if parts else -120.0
+
+    def onset(self, after_ms, threshold_db=-50, window_ms=100):
+        """Start of the first window after `after_ms` louder than `threshold_db`."""
+        if not self.chunks:
+            return None
+        end = self.chunks[-1][0]
+        for begin in np.arange(after_ms, end, window_ms):
+            if self.level(begin, begin + window_ms) > threshold_db:
+                return begin
+        return None
+
+
+def check_aec(binary, scratch):
+    if not check(subprocess.run(["bash", str(e2e.ROOT / "scripts/test-card.sh"), "room"],
+                                stdout=subprocess.DEVNULL).returncode == 0, "aec: the echo room is set up"):
+        return
+    utterances = []
+    for index, (text, voice) in enumerate(USER_UTTERANCES):
+        path = pathlib.Path(scratch) / f"user-{index}.wav"
+        subprocess.run(["espeak-ng", "-v", voice, "-w", str(path), text], check=True)
+        with wave.open(str(path)) as speech:
+            utterances.append((path, speech.getnframes() * 1000 / speech.getframerate()))
+    source = pathlib.Path(scratch) / "chords.wav"
+    chords(source, 40)
+    server = SendspinServe(scratch, source)
+    if not check(server.start(), "aec: sendspin serve starts inside the namespace"):
+        print(server.log.read_text()[-2000:])
+        return
+    point = e2e.mark()
+    gate = raw = processed = None
+    try:
+        gate = start_audiogate(binary, server, scratch, ["--playback-device", ROOM_SPEAKER], device=ROOM_MICROPHONE)
+        if not check(gate.start(capture=True), "aec: audiogate starts on the room's microphone and loudspeaker"):
+            return
+        raw = CaptureLine(gate)
+        processed = CaptureLine(gate, "&aec=true&vad=true")
+        start_ms = time.monotonic() * 1000
+        playing = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("queued_ms", 0) > 0 and s, 15)
+        if not check(playing, f"aec: audiogate joins and queues the music ({sendspin_status(gate)})"):
+            return
+        music_ms = e2e.wait_for(lambda: raw.onset(start_ms), 10)
+        if not check(music_ms, "aec: the music reaches the microphone"):
+            stamps = [stamp for stamp, _ in raw.chunks]
+            print(f"  {len(stamps)} raw chunks from {min(stamps, default=0) - start_ms:.0f} ms to "
+                  f"{max(stamps, default=0) - start_ms:.0f} ms after the capture started, the last second at "
+                  f"{raw.level(max(stamps, default=0) - 1000, max(stamps, default=0)):.1f} dBFS")
+            return
+        spoken = []
+        time.sleep(max(0.0, music_ms / 1000 + 5 - time.monotonic()))
+        for path, length_ms in utterances:
+            spoken.append((time.monotonic() * 1000, length_ms))
+            subprocess.run(["paplay", "--device=room", str(path)], check=True)
+            time.sleep(2.5)
+        raw.close()
+        processed.close()
+
+        def erle(begin, end):
+            return raw.level(begin, end) - processed.level(begin, end)
+
+        (first, first_ms), (second, second_ms) = spoken
+        last_ms = processed.chunks[-1][0] if processed.chunks else second
+        alone = erle(music_ms + 2000, first - 100)
+        between = erle(first + first_ms + 400, second - 100)
+        music_db = raw.level(music_ms + 2000, first - 100)
+        relative = " ".join(f"{state}@{stamp - music_ms:.0f}" for stamp, state in processed.events)
+        print(f"  music {music_db:.1f} dBFS at the microphone; ERLE from 2 s {alone:.1f} dB, between the "
+              f"utterances {between:.1f} dB; users at {first - music_ms:.0f} and {second - music_ms:.0f} ms; "
+              f"vad: {relative}; capture to {last_ms - music_ms:.0f} ms")
+        check(music_db > -40, f"aec: the music reaches the microphone at {music_db:.1f} dBFS")
+        check(alone >= ERLE_DB, f"aec: the canceller removes the music by {alone:.1f} dB from 2 s (at least {ERLE_DB})")
+        check(between >= ERLE_DB,
+              f"aec: and by {between:.1f} dB between the two utterances (at least {ERLE_DB})")
+        speech = [stamp for stamp, state in processed.events if state == "speech"]
+        music_only = [stamp for stamp in speech if music_ms <= stamp < first - 100
+                      or first + first_ms + 500 <= stamp < second - 100 or second + second_ms + 500 <= stamp]
+        check(not music_only, f"aec: no speech event while only music plays ({relative})")
+        for index, (begin, length_ms) in enumerate(spoken):
+            over = [stamp for stamp in speech if begin - 100 <= stamp < begin + length_ms + 500]
+            check(len(over) == 1, f"aec: one speech event over utterance {index + 1} ({len(over)}; {relative})")
+        if e2e.failures_since(point):
+            for stamp in speech:
+                windows = np.arange(stamp - 500, stamp + 500, 100)
+                print(f"  dBFS every 100 ms around the speech event at {stamp - music_ms:.0f} ms: raw",
+                      " ".join(f"{raw.level(b, b + 100):.0f}" for b in windows), "| processed",
+                      " ".join(f"{processed.level(b, b + 100):.0f}" for b in windows))
+    finally:
+        for line in (raw, processed):
+            if line:
+                line.close()
         if gate:
             if e2e.failures_since(point):
                 print(gate.log_text()[-3000:])
@@ -761,7 +931,7 @@ def check_mdns(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "roles", "duck", "sync", "dialed", "mdns", "reference"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -778,6 +948,8 @@ def main():
                 check_roles(args.binary, directory)
         if args.only in (None, "duck"):
             e2e.real_time(lambda directory: check_duck(args.binary, directory), scratch)
+        if args.only in (None, "aec"):
+            e2e.real_time(lambda directory: check_aec(args.binary, directory), scratch)
         if args.only in (None, "sync"):
             e2e.real_time(lambda directory: check_sync(args.binary, directory), scratch, report=True)
         if args.only in (None, "mdns"):
