@@ -3,6 +3,10 @@ import Dispatch
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The process entry: runs the command on the event loops while the main thread waits.
 ///
 /// An async `main` parks the main thread in libdispatch's `dispatch_main`, where valgrind 3.19
@@ -29,8 +33,14 @@ enum AudioGateMain {
     /// arenas and each climbs to the high-water of whatever ran on it: megabytes resident for
     /// nothing on a board that runs all day. Two arenas (the main one and one more) keep that
     /// memory in two heaps; small allocations still come from each thread's own cache unlocked.
+    /// An arena count the user set (`MALLOC_ARENA_MAX`, or `glibc.malloc.arena_max` in
+    /// `GLIBC_TUNABLES`) is left as it is.
     private static func boundHeapArenas() {
         #if canImport(Glibc)
+        if getenv("MALLOC_ARENA_MAX") != nil { return }
+        if let tunables = getenv("GLIBC_TUNABLES"), String(cString: tunables).contains("glibc.malloc.arena_max") {
+            return
+        }
         _ = mallopt(M_ARENA_MAX, 2)
         #endif
     }
