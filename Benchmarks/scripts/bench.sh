@@ -51,9 +51,10 @@ python3 Benchmarks/scripts/callgrind_gate.py --binary .build/release/audiogate -
     echo "Produced by \`make bench\` on $(nproc) cores ($(uname -m), $(date -u +%Y-%m-%d)). Machines are shared and"
     echo "noisy: every figure is a median, and the hypervisor steal measured over the same interval stands beside it."
     echo
-    # bench-timed, bench-snapcast, bench-adapters and bench-fuzz are written from test runs (the timed stream,
-    # Snapcast sync and framework adapter checks, make fuzz), not by this script: they are kept as they are.
-    for part in docs/bench-gate.md docs/bench-dsp.md docs/bench-capture.md docs/bench-click.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md docs/bench-timed.md docs/bench-snapcast.md docs/bench-adapters.md docs/bench-fuzz.md docs/bench-encode.md; do
+    # bench-timed, bench-snapcast, bench-sendspin, bench-adapters and bench-fuzz are written from test runs (the
+    # timed stream, Snapcast and Sendspin sync, framework adapter checks, make fuzz), not by this script: they
+    # are kept as they are.
+    for part in docs/bench-gate.md docs/bench-dsp.md docs/bench-capture.md docs/bench-click.md docs/bench-playback.md docs/bench-churn.md docs/bench-voice.md docs/bench-idle.md docs/bench-codecs.md docs/bench-timed.md docs/bench-snapcast.md docs/bench-sendspin.md docs/bench-adapters.md docs/bench-fuzz.md docs/bench-encode.md; do
         [[ -f "$part" ]] && { cat "$part"; echo; }
     done
 } > docs/benchmarks.md
