@@ -507,6 +507,8 @@ class CaptureLine:
         """dBFS of the audio captured between two times on the server's clock."""
         parts = []
         for stamp, samples in self.chunks:
+            if stamp >= end_ms or stamp + len(samples) * 1000 / CAPTURE_RATE <= begin_ms:
+                continue
             times = stamp + np.arange(len(samples)) * 1000 / CAPTURE_RATE
             parts.append(samples[(times >= begin_ms) & (times < end_ms)])
         return e2e.dbfs(np.concatenate(parts)) if parts else -120.0
