@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "AudioGateServerTests",
             dependencies: [
-                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "CMalloc", "AudioGateTestSupport",
+                "AudioGateServer", "AudioGateDevices", "AudioGateCore", "AudioGateTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 .product(name: "NIOPosix", package: "swift-nio"),
