@@ -12,6 +12,6 @@ struct AudioGateCommand: AsyncParsableCommand {
             take a comma-separated list. Flags win over the environment.
             """,
         version: AudioGateVersion.current,
-        subcommands: [ServeCommand.self, DevicesCommand.self],
+        subcommands: [ServeCommand.self, DevicesCommand.self, SendspinTokenCommand.self],
         defaultSubcommand: ServeCommand.self)
 }

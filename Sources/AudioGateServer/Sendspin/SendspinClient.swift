@@ -53,6 +53,10 @@ public final class SendspinClient: Service, Sendable {
         var advertised = false
         /// What the last `music` message said, so an unchanged state is not sent again.
         var announced: Announced?
+        /// The connection is keyed by the long-term PSK of a pairing with its server.
+        var paired = false
+        /// Servers this player is paired with.
+        var pairedServers = 0
     }
 
     /// Hands a `music` message to the capture clients that asked for them.
@@ -83,6 +87,7 @@ public final class SendspinClient: Service, Sendable {
             try? await gracefulShutdown()
             return
         }
+        state.withLock { $0.pairedServers = identity.trust.pairedServers }
         loadLastPlayedServer()
         if let listen = configuration.listen {
             try await SendspinListener(client: self, identity: identity, address: listen).run()
@@ -145,6 +150,7 @@ public final class SendspinClient: Service, Sendable {
     func closeStream() {
         state.withLock {
             $0.connected = false
+            $0.paired = false
             $0.playbackState = nil
             $0.metadata = nil
             $0.controller = nil

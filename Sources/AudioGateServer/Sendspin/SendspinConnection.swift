@@ -11,9 +11,6 @@ import Synchronization
 struct SendspinConnection {
     /// Longest wait for each step of bringing the connection up (init, handshake, hello, activation).
     static let bringUpTimeout: Duration = .seconds(30)
-    /// The Sentinel PSK: the published key of unpaired sessions (it authenticates nothing).
-    static let sentinelPSK = Array(SHA256Bytes.of("sendspin-sentinel-psk-v1"))
-    static let sentinelPSKID = pskID(sentinelPSK)
 
     let client: SendspinClient
     let identity: SendspinIdentity
@@ -33,6 +30,9 @@ struct SendspinConnection {
         /// The sending cipher, first, once the handshake is done.
         case cipher(NoiseCipherState)
         case json(String)
+        /// Noise message 2 of a re-handshake under the old key, then the new key: one item, so
+        /// that nothing queued meanwhile leaves between them.
+        case rekey(String, NoiseCipherState)
         /// A `client/time`, stamped as it is encrypted.
         case time
         /// Close the socket once what came before is sent.
@@ -87,9 +87,11 @@ struct SendspinConnection {
                 group.cancelAll()
             }
             var messages = inbound.messages(maxSize: NoiseHandshake.maximumMessageBytes).makeAsyncIterator()
-            let (transport, serverID) = try await handshake(&messages, outbound: outbound)
+            let (transport, serverID, category) = try await handshake(&messages, outbound: outbound)
             sender.yield(.cipher(transport.send))
-            var session = SendspinSession(client: client, sender: sender, generation: generation, serverID: serverID, peer: peer, leave: leave)
+            var session = SendspinSession(
+                client: client, identity: identity, sender: sender, generation: generation, serverID: serverID, peer: peer,
+                keys: SendspinSession.Keys(category: category, handshakeHash: transport.handshakeHash), leave: leave)
             var receiver = SendspinReceiver(cipher: transport.receive)
             var budget = SendspinMessageBudget()
             do {
@@ -102,6 +104,7 @@ struct SendspinConnection {
                     if try budget.take(now: received) { await Task.yield() }
                     guard let whole = try receiver.receive(Array(buffer.readableBytesView)[...]) else { continue }
                     try await session.handle(whole, receivedAt: received)
+                    if let rekeyed = session.takeReceiveCipher() { receiver.rekey(rekeyed) }
                     if session.activated { watch.activated.store(true, ordering: .relaxed) }
                 }
             } catch let error as SendspinError {
@@ -116,10 +119,10 @@ struct SendspinConnection {
     }
 
     /// The cleartext exchange: `client/init`, `server/init`, Noise message 1, our message 2.
-    /// Returns the transport ciphers and the server's identity.
+    /// Returns the transport ciphers, the server's identity and the kind of PSK that keyed them.
     private func handshake(
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, outbound: WebSocketOutboundWriter
-    ) async throws -> (NoiseTransport, serverID: String) {
+    ) async throws -> (NoiseTransport, serverID: String, category: SendspinTrustStore.Category) {
         let suite = client.state.withLock { $0.suite }
         let clientInit = SendspinOutbound.clientInit(clientID: identity.clientID, suite: suite)
         try await outbound.write(.text(clientInit))
@@ -131,14 +134,18 @@ struct SendspinConnection {
         let message1 = try Self.parseHandshake(try await nextText(&messages, "Noise message 1"))
         let payload = try noise.readMessage(message1)
         let (pskID, category) = try Self.parsePSKReference(payload)
-        if pskID != Self.sentinelPSKID || category != "sn" {
-            // This player holds no pairing records: it answers on the Sentinel PSK, which a server
-            // that referenced a record verifies as a lost credential rather than a forgery.
+        let key: SendspinTrustStore.Resolved
+        if let resolved = try identity.trust.resolve(pskID: pskID, category: category, serverID: serverID.text) {
+            key = resolved
+        } else {
+            // A server that lost or never had what it referenced verifies the Sentinel answer as a
+            // lost credential rather than a forgery, and can pair again over this connection.
             client.logger.warning("sendspin server referenced a credential (\(category.prefix(8))) this player does not hold; answering unpaired")
+            key = SendspinTrustStore.sentinel
         }
-        try noise.setPSK(Self.sentinelPSK)
+        try noise.setPSK(key.psk)
         try await outbound.write(.text(SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8)))))
-        return (try noise.split(), serverID.text)
+        return (try noise.split(), serverID.text, key.category)
     }
 
     /// The next text message of the handshake; a binary one, the end, or a wait over
@@ -154,6 +161,7 @@ struct SendspinConnection {
     /// The writer: encrypts each message in queue order and sends it.
     static func write(_ queue: AsyncStream<Outgoing>, to outbound: WebSocketOutboundWriter) async throws(SendspinError) {
         var cipher: NoiseCipherState?
+        var next: NoiseCipherState?
         for await item in queue {
             let json: String
             switch item {
@@ -161,6 +169,9 @@ struct SendspinConnection {
                 cipher = key
                 continue
             case .json(let text): json = text
+            case .rekey(let text, let key):
+                json = text
+                next = key
             case .time: json = SendspinOutbound.clientTime(Int64(MonotonicClock.nowNanoseconds() / 1000))
             case .close:
                 try? await outbound.close(.normalClosure, reason: nil)
@@ -169,7 +180,8 @@ struct SendspinConnection {
             guard var current = cipher else { continue }
             let plaintext = [SendspinReceiver.jsonType] + Array(json.utf8)
             let sealed = try current.encrypt(ad: [], plaintext)
-            cipher = current
+            cipher = next ?? current
+            next = nil
             do {
                 try await outbound.write(.binary(ByteBuffer(bytes: sealed)))
             } catch {
@@ -178,10 +190,6 @@ struct SendspinConnection {
         }
     }
 
-    /// `psk_id` of a PSK: base64url of SHA-256 over the label and the key.
-    static func pskID(_ psk: [UInt8]) -> String {
-        Base64URL.encode(Array(SHA256Bytes.of(Array("sendspin-psk-id-v1".utf8) + psk)))
-    }
 }
 
 extension SendspinConnection {

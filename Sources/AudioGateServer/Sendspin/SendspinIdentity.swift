@@ -1,51 +1,43 @@
 import Crypto
 import Foundation
 
-/// The player's static X25519 key: made once and kept in `<data dir>/sendspin-key` (owner-only),
-/// so a server knows this player across restarts. Its public half, base64url, is the `client_id`.
+/// The player's secrets: its static X25519 key, made once and kept in `<data dir>/sendspin-key`
+/// (owner-only) so a server knows this player across restarts, and its pairing trust. The key's
+/// public half, base64url, is the `client_id`.
 struct SendspinIdentity: Sendable {
     static let fileName = "sendspin-key"
-    static let fileMode: mode_t = 0o600
 
     let privateKey: Curve25519.KeyAgreement.PrivateKey
+    let trust: SendspinTrustStore
 
     /// The `client_id`: the public key, 43 characters of unpadded base64url.
     var clientID: String { Base64URL.encode(Array(privateKey.publicKey.rawRepresentation)) }
 
-    /// The key in `directory`, made (and the folder with it, owner-only) when there is none yet.
+    /// The pairing token an operator gives a server that requires pairing.
+    var pairingToken: String { SendspinTrustStore.token(clientID: clientID, pairingPSK: trust.pairingPSK) }
+
+    /// The key and trust in `directory`, made (and the folder with them, owner-only) when there are none yet.
     static func loadOrCreate(directory: String) throws(SendspinError) -> SendspinIdentity {
         let path = ServerConfiguration.path(fileName, in: directory)
-        if FileManager.default.fileExists(atPath: path) {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw SendspinError(.key, "cannot read \(path)")
-            }
-            guard let raw = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32,
-                let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw)
+        let key: Curve25519.KeyAgreement.PrivateKey
+        if let text = try SecretFile.read(path) {
+            guard let raw = Base64URL.decode(text), raw.count == 32,
+                let stored = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw)
             else { throw SendspinError(.key, "\(path) does not hold a key; remove it to make a new one") }
-            return SendspinIdentity(privateKey: key)
+            key = stored
+        } else {
+            key = Curve25519.KeyAgreement.PrivateKey()
+            try SecretFile.store(Base64URL.encode(Array(key.rawRepresentation)), at: path)
         }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw SendspinError(.key, "cannot create \(directory): \((error as NSError).localizedDescription)")
-        }
-        let key = Curve25519.KeyAgreement.PrivateKey()
-        let bytes = Array((Base64URL.encode(Array(key.rawRepresentation)) + "\n").utf8)
-        // Written beside and renamed, so a crash never leaves half a key under the real name.
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, fileMode)
-        guard fd >= 0 else { throw SendspinError(.key, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        fchmod(fd, fileMode)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw SendspinError(.key, "cannot write \(path): \(reason)")
-        }
-        return SendspinIdentity(privateKey: key)
+        return SendspinIdentity(privateKey: key, trust: try SendspinTrustStore.loadOrCreate(directory: directory))
+    }
+}
+
+/// The pairing token of the Sendspin player whose secrets are in a data directory.
+public enum SendspinPairing {
+    /// `SP:0…`: the player's `client_id` and Pairing PSK, made on first use.
+    public static func token(dataDirectory: String) throws -> String {
+        try SendspinIdentity.loadOrCreate(directory: dataDirectory).pairingToken
     }
 }
 

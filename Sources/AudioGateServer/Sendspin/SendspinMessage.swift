@@ -12,8 +12,14 @@ enum SendspinMessage: Sendable, Equatable {
     case serverCommand(SendspinPlayerCommand?)
     case groupUpdate(SendspinGroup)
     case serverState(SendspinServerState)
-    /// A re-handshake (Noise message 1 in band), which only follows pairing.
-    case rehandshake
+    /// A re-handshake: Noise message 1 in band, onto the PSK a pairing just made.
+    case rehandshake([UInt8])
+    /// `server/pair-finalize`: the server stored the long-term PSK this player sent.
+    case pairFinalized
+    /// `pair/abort`: the server ended the pairing attempt.
+    case pairAborted(reason: String?)
+    /// `server/unpair`: the server forgot this player's long-term PSK.
+    case unpair
     case ignored(type: String)
 
     /// Longest JSON message taken: far over any control message, under the transport's limit.
@@ -42,7 +48,14 @@ enum SendspinMessage: Sendable, Equatable {
             case "server/command": return .serverCommand(try payload(CommandPayload.self).player)
             case "group/update": return .groupUpdate(try payload(SendspinGroup.self))
             case "server/state": return .serverState(try payload(SendspinServerState.self))
-            case "noise/handshake": return .rehandshake
+            case "noise/handshake":
+                guard let bytes = Base64URL.decode(try payload(HandshakePayload.self).data) else {
+                    throw SendspinError(.malformedMessage, "noise/handshake data that is not base64url")
+                }
+                return .rehandshake(bytes)
+            case "server/pair-finalize": return .pairFinalized
+            case "pair/abort": return .pairAborted(reason: (try? payload(AbortPayload.self))?.reason.map { String($0.prefix(32)) })
+            case "server/unpair": return .unpair
             default: return .ignored(type: String(type.prefix(64)))
             }
         } catch {
@@ -64,6 +77,8 @@ enum SendspinMessage: Sendable, Equatable {
     private struct StreamStartPayload: Decodable { var player: SendspinStreamFormat? }
     private struct RolesPayload: Decodable { var roles: [String]? }
     private struct CommandPayload: Decodable { var player: SendspinPlayerCommand? }
+    private struct HandshakePayload: Decodable { var data: String }
+    private struct AbortPayload: Decodable { var reason: String? }
 
     /// The decoder's reason in one short line (its descriptions can be long).
     private static func describe(_ error: any Error) -> String {
@@ -83,10 +98,18 @@ struct SendspinActivation: Decodable, Sendable, Equatable {
     var activities: [String]
     /// Nil: the roles of the previous activation stay (none on the first).
     var activeRoles: [String]?
+    /// The pairing attempt an activation with `pairing` admits.
+    var pairing: Pairing?
+
+    struct Pairing: Decodable, Sendable, Equatable {
+        /// `pairing_psk`, or a pairing-code method.
+        var method: String
+    }
 
     enum CodingKeys: String, CodingKey {
         case activities
         case activeRoles = "active_roles"
+        case pairing
     }
 }
 

@@ -22,7 +22,7 @@ enum SendspinOutbound {
             "client/hello",
             ClientHello(
                 name: name, deviceInfo: DeviceInfo(productName: "audiogate", softwareVersion: version),
-                supportedRoles: roles, playerSupport: support, supportedPairMethods: [:],
+                supportedRoles: roles, playerSupport: support, supportedPairMethods: ["pairing_psk": PairMethod()],
                 unpairedAccess: UnpairedAccess(enabled: true)))
     }
 
@@ -44,6 +44,16 @@ enum SendspinOutbound {
     /// `client/goodbye` with `reason`.
     static func goodbye(_ reason: String) -> String {
         encode("client/goodbye", Goodbye(reason: reason))
+    }
+
+    /// `client/pair-init`: starts the attempt of the `pairingIndex`th pairing activation since the handshake.
+    static func pairInit(pairingIndex: Int) -> String {
+        encode("client/pair-init", PairInit(pairingIndex: pairingIndex))
+    }
+
+    /// `client/pair-finalize` of the Pairing PSK method: the long-term PSK this player made for the server.
+    static func pairFinalize(longTermPSK: [UInt8]) -> String {
+        encode("client/pair-finalize", PairFinalize(longTermPSK: Base64URL.encode(longTermPSK)))
     }
 
     /// `pair/abort`: a pairing activation this player cannot follow.
@@ -96,12 +106,25 @@ enum SendspinOutbound {
 
     private struct UnpairedAccess: Encodable { var enabled: Bool }
 
+    /// A pairing method's descriptor; the Pairing PSK's optional `locations` hint is not given.
+    private struct PairMethod: Encodable {}
+
+    private struct PairInit: Encodable {
+        var pairingIndex: Int
+        enum CodingKeys: String, CodingKey { case pairingIndex = "pairing_index" }
+    }
+
+    private struct PairFinalize: Encodable {
+        var longTermPSK: String
+        enum CodingKeys: String, CodingKey { case longTermPSK = "long_term_psk" }
+    }
+
     private struct ClientHello: Encodable {
         var name: String
         var deviceInfo: DeviceInfo
         var supportedRoles: [String]
         var playerSupport: PlayerSupport
-        var supportedPairMethods: [String: String]
+        var supportedPairMethods: [String: PairMethod]
         var unpairedAccess: UnpairedAccess
         enum CodingKeys: String, CodingKey {
             case name

@@ -24,6 +24,11 @@ struct SendspinReceiver: Sendable {
         self.cipher = cipher
     }
 
+    /// Decrypts what follows a re-handshake with its new key.
+    mutating func rekey(_ cipher: NoiseCipherState) {
+        self.cipher = cipher
+    }
+
     /// The message `ciphertext` completes, nil while a fragmented one goes on; throws `.decrypt`
     /// for a message that does not authenticate and `.malformedMessage` for a broken fragment sequence.
     mutating func receive(_ ciphertext: ArraySlice<UInt8>) throws(SendspinError) -> Message? {

@@ -13,7 +13,14 @@ struct SendspinSession {
     /// Compressed audio the server may send ahead (`buffer_capacity`): seconds of 48 kHz stereo PCM.
     static let bufferCapacityBytes = 2_000_000
 
+    /// What keyed the session: the kind of PSK, and the handshake hash a re-handshake binds to.
+    struct Keys: Sendable {
+        var category: SendspinTrustStore.Category
+        var handshakeHash: [UInt8]
+    }
+
     let client: SendspinClient
+    let identity: SendspinIdentity
     let sender: AsyncStream<SendspinConnection.Outgoing>.Continuation
     /// The connection's number, for its claim on the player.
     let generation: UInt64
@@ -33,17 +40,35 @@ struct SendspinSession {
     private var ingest: PlaybackIngest?
     /// Stream starts logged on this connection (one at info level).
     private var startsLogged = 0
+    private var keys: Keys
+    /// Pairing activations since the last handshake (`pairing_index`).
+    private var pairingIndex = 0
+    /// The long-term PSK sent in `client/pair-finalize`, kept once the server acknowledges it.
+    private var pendingPSK: [UInt8]?
+    /// The receiving key of a re-handshake, for the connection's receiver.
+    private var rekeyed: NoiseCipherState?
+    /// The next activation follows a re-handshake: the server gets the player's whole state again.
+    private var resynchronize = false
 
     init(
-        client: SendspinClient, sender: AsyncStream<SendspinConnection.Outgoing>.Continuation, generation: UInt64,
-        serverID: String, peer: String?, leave: @escaping @Sendable (SendspinError) -> Void
+        client: SendspinClient, identity: SendspinIdentity, sender: AsyncStream<SendspinConnection.Outgoing>.Continuation,
+        generation: UInt64, serverID: String, peer: String?, keys: Keys, leave: @escaping @Sendable (SendspinError) -> Void
     ) {
         self.peer = peer
         self.client = client
+        self.identity = identity
+        self.keys = keys
         self.sender = sender
         self.generation = generation
         self.serverID = serverID
         self.leave = leave
+        client.state.withLock { $0.paired = keys.category == .longTerm }
+    }
+
+    /// The receiving key a re-handshake just made, once.
+    mutating func takeReceiveCipher() -> NoiseCipherState? {
+        defer { rekeyed = nil }
+        return rekeyed
     }
 
     private var playerActive: Bool { roles.contains("player@v1") }
@@ -57,7 +82,7 @@ struct SendspinSession {
         }
         switch message.type {
         case SendspinReceiver.jsonType:
-            try handle(try SendspinMessage.decode(message.body), receivedAt: received)
+            try await handle(try SendspinMessage.decode(message.body), receivedAt: received)
         case SendspinReceiver.audioChunkType:
             try await play(message.body)
         default:
@@ -66,7 +91,7 @@ struct SendspinSession {
         }
     }
 
-    private mutating func handle(_ message: SendspinMessage, receivedAt received: UInt64) throws {
+    private mutating func handle(_ message: SendspinMessage, receivedAt received: UInt64) async throws {
         guard hello else {
             guard case .serverHello(let name, let reason) = message else {
                 throw SendspinError(.malformedMessage, "the first message is not server/hello")
@@ -121,8 +146,24 @@ struct SendspinSession {
                 if let controller { state.controller = controller }
             }
             if metadata != nil { client.announceMusic() }
-        case .rehandshake:
-            throw SendspinError(.handshake, "the server began a re-handshake (it follows pairing, which this player does not do)")
+        case .rehandshake(let message1):
+            try rehandshake(message1)
+        case .pairFinalized:
+            guard let psk = pendingPSK else { return }
+            pendingPSK = nil
+            // Kept before the re-handshake that follows is read: it names this PSK.
+            try await identity.trust.pair(serverID: serverID, psk: psk)
+            client.state.withLock { $0.pairedServers = identity.trust.pairedServers }
+            client.logger.info("sendspin: paired with server \(client.state.withLock { $0.serverName } ?? serverID)")
+        case .pairAborted(let reason):
+            pendingPSK = nil
+            client.logger.info("sendspin: the server ended the pairing attempt (\(reason ?? "no reason"))")
+        case .unpair:
+            guard keys.category == .longTerm else { return }
+            try await identity.trust.unpair(serverID: serverID)
+            client.state.withLock { $0.pairedServers = identity.trust.pairedServers }
+            left = true
+            leave(SendspinError(.refused, "the server unpaired this player"))
         case .ignored:
             break
         }
@@ -135,10 +176,7 @@ struct SendspinSession {
             sender.yield(.json(SendspinOutbound.goodbye("unauthorized")))
             throw SendspinError(.refused, "the server declared activities \(unknown.prefix(4)) this player does not take")
         }
-        if activation.activities.contains("pairing") {
-            // No pairing method is offered; the connection stays open for playback.
-            sender.yield(.json(SendspinOutbound.pairAbort("method_not_supported")))
-        }
+        if activation.activities.contains("pairing") { pair(activation.pairing) }
         let wasActive = playerActive
         if let activeRoles = activation.activeRoles { roles = activeRoles } else if !activated { roles = [] }
         activated = true
@@ -151,7 +189,44 @@ struct SendspinSession {
             $0.commands = controller ? sender : nil
         }
         if wasActive && !playerActive { end() }
-        if playerActive && !wasActive { sendState() }
+        if playerActive && (!wasActive || resynchronize) { sendState() }
+        resynchronize = false
+    }
+
+    /// A pairing activation: the Pairing PSK method on a session keyed by the Pairing PSK sends a
+    /// fresh long-term PSK at once; any other is refused and the connection stays as it was.
+    private mutating func pair(_ pairing: SendspinActivation.Pairing?) {
+        pairingIndex += 1
+        guard pairing?.method == "pairing_psk", keys.category == .pairing else {
+            sender.yield(.json(SendspinOutbound.pairAbort("method_not_supported")))
+            return
+        }
+        let psk = SendspinTrustStore.randomKey()
+        pendingPSK = psk
+        sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
+        sender.yield(.json(SendspinOutbound.pairFinalize(longTermPSK: psk)))
+    }
+
+    /// A re-handshake as the responder, bound to the last handshake's hash: message 2 leaves under
+    /// the old key, everything after it under the new one.
+    private mutating func rehandshake(_ message1: [UInt8]) throws(SendspinError) {
+        guard let serverKey = Base64URL.decode(serverID) else { throw SendspinError(.handshake, "the server's identity is not base64url") }
+        let suite = client.state.withLock { $0.suite }
+        var noise = try NoiseHandshake(
+            suite: suite, role: .responder, staticKey: identity.privateKey, remoteStatic: serverKey, prologue: keys.handshakeHash)
+        let (pskID, category) = try SendspinConnection.parsePSKReference(try noise.readMessage(message1))
+        guard let key = try identity.trust.resolve(pskID: pskID, category: category, serverID: serverID) else {
+            throw SendspinError(.handshake, "the server's re-handshake names a PSK (\(category.prefix(8))) this player does not hold")
+        }
+        try noise.setPSK(key.psk)
+        let message2 = SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8)))
+        let transport = try noise.split()
+        sender.yield(.rekey(message2, transport.send))
+        rekeyed = transport.receive
+        keys = Keys(category: key.category, handshakeHash: transport.handshakeHash)
+        pairingIndex = 0
+        resynchronize = true
+        client.state.withLock { $0.paired = key.category == .longTerm }
     }
 
     /// `client/state`: available once the clock is synchronized, with the player's settings.

@@ -12,6 +12,10 @@ struct SendspinStatus: Encodable, Equatable {
     var serverName: String?
     /// The server's identity (its static key, base64url), once a handshake got that far.
     var serverId: String?
+    /// The connection is keyed by the long-term PSK of a pairing with this server.
+    var paired: Bool
+    /// Servers this player is paired with (`audiogate sendspin-token` gives the token to pair).
+    var pairedServers: Int
     /// The time filter has converged: the player reports itself available and plays chunks.
     var clockConverged: Bool
     /// The filter's standard deviation of that offset, milliseconds.
@@ -54,7 +58,8 @@ extension SendspinClient {
         let state = state.withLock { $0 }
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
-            serverName: state.serverName, serverId: state.serverID, clockConverged: clock.isSynchronized,
+            serverName: state.serverName, serverId: state.serverID, paired: state.paired, pairedServers: state.pairedServers,
+            clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,
             outputDelayMs: state.outputDelayMilliseconds, playbackState: state.playbackState,

@@ -286,8 +286,6 @@ struct SendspinProtocolTests {
         ] {
             #expect(throws: SendspinError.self) { _ = try SendspinConnection.parseServerInit(bad) }
         }
-        #expect(SendspinConnection.sentinelPSK.count == 32)
-        #expect(SendspinConnection.sentinelPSKID.count == 43)
         #expect(try SendspinConnection.parseHandshake(#"{"type":"noise/handshake","payload":{"data":"AAEC"}}"#) == [0, 1, 2])
         let reference = try SendspinConnection.parsePSKReference(Array(#"{"psk_id":"x","psk_category":"sn"}"#.utf8))
         #expect(reference.id == "x" && reference.category == "sn")
