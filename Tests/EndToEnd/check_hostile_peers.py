@@ -26,7 +26,9 @@ shorter than its 13-byte header (malformed_message) or stamped at Int64.max (out
 fragment followed by an ordinary message (malformed_message) or by nothing while time requests go
 unanswered (timeout), an 8.5 MB chunk in fragments and a 70 KB JSON message (message_too_large), a
 WebSocket frame announcing 2 GB and a WebSocket message of 80 KB in continuation frames
-(message_too_large), text frames after the handshake (malformed_message), and for 3 s small encrypted
+(message_too_large), a re-handshake whose Noise message 1 is random bytes (handshake), a pairing
+activation on the Sentinel PSK (refused with pair/abort, the stream plays on until this server
+closes), text frames after the handshake (malformed_message), and for 3 s small encrypted
 messages as fast as they go (tens of thousands) while the chunks keep coming; last an honest server.
 Each connection ends with one line saying why (the flood's: message_flood, the player's budget of
 messages a second spent), audiogate closes every bad one itself
@@ -551,6 +553,8 @@ SENDSPIN_ROUNDS = [
     ("a 70 KB JSON message", True, ("message_too_large:",)),
     ("a WebSocket frame announcing 2 GB", True, ("message_too_large:", "dropped:")),
     ("a WebSocket message of 80 KB in continuation frames", True, ("message_too_large:",)),
+    ("a re-handshake whose message 1 is noise", True, ("handshake:",)),
+    ("a pairing activation on the Sentinel PSK", True, (CLOSED_BY_SERVER,)),
     ("a flood of text frames after the handshake", True, ("malformed_message:",)),
     ("a flood of encrypted messages", True, ("message_flood:",)),
     ("an honest server after all that", True, (CLOSED_BY_SERVER,)),

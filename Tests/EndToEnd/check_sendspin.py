@@ -148,18 +148,21 @@ class SendspinServe(ServerProcess):
 
 class RolesServer(ServerProcess):
     """sendspin_roles_server.py: a track's metadata and the commands it takes; events() lists the
-    controller commands it received."""
+    controller commands it received (and, `strict`, the players it paired). `dial` a player's URL to
+    dial it, `token` its pairing token to pair it on that dial."""
 
     log_name = "roles-server.log"
 
-    def __init__(self, scratch, port=8927, discover=False):
+    def __init__(self, scratch, port=8927, discover=False, strict=False, dial=None, token=None):
         super().__init__(scratch, port)
         self.events_file = self.scratch / "controller-events.txt"
         self.discover = discover
+        self.options = [*(["--strict"] if strict else []), *(["--dial", dial] if dial else []),
+                        *(["--token", token] if token else [])]
 
     def argv(self):
         return [str(VENV / "bin/python"), str(ROLES_SERVER), "--port", str(self.port),
-                "--events", str(self.events_file), *(["--discover"] if self.discover else [])]
+                "--events", str(self.events_file), *(["--discover"] if self.discover else []), *self.options]
 
     def events(self):
         try:
@@ -168,11 +171,11 @@ class RolesServer(ServerProcess):
             return []
 
 
-def start_audiogate(binary, server, scratch, extra=(), device="pulse"):
+def start_audiogate(binary, server, scratch, extra=(), device="pulse", data_dir=None):
     """audiogate dialing `server`; with `server` a port or `HOST:PORT`, audiogate waiting there for a server to dial it."""
     log = pathlib.Path(scratch) / f"audiogate-{time.monotonic_ns()}.log"
     meet = ["--sendspin-port", str(server)] if isinstance(server, (int, str)) else ["--sendspin-server", server.url]
-    return e2e.Server(binary, device, log=log, log_level="info",
+    return e2e.Server(binary, device, log=log, log_level="info", data_dir=data_dir,
                       extra=[*meet, "--sendspin-name", "audiogate-test", *extra])
 
 
@@ -352,6 +355,96 @@ def check_roles(binary, scratch):
         server.stop()
         if e2e.failures_since(point):
             print(server.log.read_text()[-3000:])
+
+
+def pairing_token(binary, data_dir):
+    """`audiogate sendspin-token`'s output for `data_dir`."""
+    done = subprocess.run([str(binary), "sendspin-token", "--data-dir", str(data_dir)], capture_output=True,
+                          text=True, timeout=30)
+    return done.stdout.strip() if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+
+
+def forged_token(token):
+    """`token`'s player with another Pairing PSK: what a server with a wrong or stale token holds."""
+    body = token.removeprefix("SP:0").replace("9", "2")
+    client_id = base64.b32decode(body + "=" * (-len(body) % 8))[:32]
+    return "SP:0" + base64.b32encode(client_id + os.urandom(32)).decode().rstrip("=").replace("2", "9")
+
+
+def check_pairing(binary, scratch):
+    """A server that requires pairing (sendspin_roles_server.py --strict, aiosendspin's own pairing):
+    unpaired, audiogate gets no activity; paired by its token over the Pairing PSK method, it plays
+    the server's roles on the long-term PSK; after a restart, dialing the server itself, it is still
+    paired."""
+    scratch = pathlib.Path(scratch)
+    data = scratch / "player-data"
+    token = pairing_token(binary, data)
+    check(token.startswith("SP:0") and pairing_token(binary, data) == token,
+          f"pairing: audiogate sendspin-token prints the same SP:0 token twice ({token[:12]}...)")
+    keys = {name: oct((data / name).stat().st_mode & 0o777) if (data / name).exists() else None
+            for name in ("sendspin-key", "sendspin-pairing-psk")}
+    check(all(mode == "0o600" for mode in keys.values()), f"pairing: the key and the Pairing PSK are owner-only ({keys})")
+    port = e2e.free_port()
+    url = f"ws://127.0.0.1:{port}/sendspin"
+    point = e2e.mark()
+    gate = server = None
+    try:
+        gate = start_audiogate(binary, f"127.0.0.1:{port}", scratch, data_dir=data)
+        if not check(gate.start(), "pairing: audiogate starts, waiting for servers"):
+            return
+        (scratch / "unpaired").mkdir()
+        server = RolesServer(scratch / "unpaired", strict=True, dial=url)
+        check(server.start(), "pairing: a server that requires pairing starts and dials audiogate")
+        unpaired = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("connected") and s, 15) or {}
+        check(unpaired.get("roles") == [] and unpaired.get("paired") is False and not unpaired.get("metadata"),
+              f"pairing: unpaired, the server activates no role (roles {unpaired.get('roles')}, paired "
+              f"{unpaired.get('paired')}, metadata {unpaired.get('metadata')})")
+        server.stop()
+
+        (scratch / "forged").mkdir()
+        server = RolesServer(scratch / "forged", strict=True, dial=url, token=forged_token(token))
+        check(server.start(), "pairing: the server starts with a token of another Pairing PSK")
+        refused = e2e.wait_for(lambda: "this player does not hold" in gate.log_text(), 15)
+        check(refused and not server.events() and not sendspin_status(gate).get("paired")
+              and gate.get("/healthz").get("status") == "ok",
+              f"pairing: audiogate answers the unknown Pairing PSK unpaired, no pairing is stored "
+              f"({server.events()}), and it keeps serving")
+        server.stop()
+
+        (scratch / "paired").mkdir()
+        server = RolesServer(scratch / "paired", strict=True, dial=url, token=token)
+        check(server.start(), "pairing: the server starts again with the token and dials audiogate")
+        stored = e2e.wait_for(lambda: [e for e in server.events() if e.startswith("paired ")], 20)
+        check(stored, f"pairing: the server stores a pairing for audiogate within 20 s ({server.events()})")
+        paired = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("metadata") and s, 15) or {}
+        check(paired.get("paired") is True and paired.get("paired_servers") == 1 and "player@v1" in paired.get("roles", [])
+              and (paired.get("metadata") or {}).get("title") == "Test Title",
+              f"pairing: then audiogate is on the long-term PSK with the player role and the server's track "
+              f"(paired {paired.get('paired')}, paired_servers {paired.get('paired_servers')}, roles "
+              f"{paired.get('roles')}, title {(paired.get('metadata') or {}).get('title')})")
+        records = data / "sendspin-pairings.json"
+        kept = json.loads(records.read_text()) if records.exists() else []
+        check(len(kept) == 1 and kept[0].get("server_id") == paired.get("server_id")
+              and oct(records.stat().st_mode & 0o777) == "0o600",
+              f"pairing: sendspin-pairings.json keeps the server, owner-only ({[r.get('server_id') for r in kept]})")
+        gate.stop()
+
+        # Restarted and dialing the server: the server names the long-term PSK in its handshake.
+        gate = start_audiogate(binary, server, scratch, data_dir=data)
+        check(gate.start(), "pairing: audiogate restarts, dialing the server")
+        again = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("metadata") and s, 15) or {}
+        check(again.get("paired") is True and "player@v1" in again.get("roles", []),
+              f"pairing: after the restart audiogate is paired without a token (paired {again.get('paired')}, "
+              f"roles {again.get('roles')}, last error {sendspin_status(gate).get('last_error')})")
+    finally:
+        if gate:
+            if e2e.failures_since(point):
+                print(gate.log_text()[-3000:])
+            gate.stop()
+        if server:
+            server.stop()
+            if e2e.failures_since(point):
+                print(server.log.read_text()[-3000:])
 
 
 def tone_level(x, frequency):
@@ -933,7 +1026,7 @@ def check_mdns(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "roles", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "pairing", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -948,6 +1041,9 @@ def main():
         if args.only in (None, "roles"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_roles(args.binary, directory)
+        if args.only in (None, "pairing"):
+            with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                check_pairing(args.binary, directory)
         if args.only in (None, "duck"):
             e2e.real_time(lambda directory: check_duck(args.binary, directory), scratch)
         if args.only in (None, "aec"):

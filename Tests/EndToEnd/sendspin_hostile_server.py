@@ -32,6 +32,7 @@ It binds 127.0.0.1 only, advertises nothing by multicast DNS and dials no one, a
 """
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import logging
@@ -322,6 +323,23 @@ async def message_over_limit(peer, _events):
     return 3
 
 
+async def rehandshake_noise(peer, _events):
+    """A re-handshake (noise/handshake in band) whose message 1 is random bytes."""
+    await peer.stop_playing()
+    data = base64.urlsafe_b64encode(os.urandom(96)).decode().rstrip("=")
+    await peer.send_json(json.dumps({"type": "noise/handshake", "payload": {"data": data}}))
+    return 3
+
+
+async def pairing_on_sentinel(peer, _events):
+    """A pairing activation (Pairing PSK method) on a session keyed by the Sentinel PSK, which can
+    carry no pairing; then play on."""
+    await peer.send_json(json.dumps({"type": "server/activate", "payload": {
+        "activities": ["playback", "pairing"], "pairing": {"method": "pairing_psk"}}}))
+    await peer.play(2)
+    return 0
+
+
 async def text_flood(peer, events):
     """5000 text frames, as fast as they go, after the handshake."""
     sent = 0
@@ -374,6 +392,8 @@ ROUNDS = [
     ("a 70 KB JSON message", True, json_over_limit),
     ("a WebSocket frame announcing 2 GB", True, frame_2gb),
     ("a WebSocket message of 80 KB in continuation frames", True, message_over_limit),
+    ("a re-handshake whose message 1 is noise", True, rehandshake_noise),
+    ("a pairing activation on the Sentinel PSK", True, pairing_on_sentinel),
     ("a flood of text frames after the handshake", True, text_flood),
     ("a flood of encrypted messages", True, encrypted_flood),
     ("an honest server after all that", True, honest),

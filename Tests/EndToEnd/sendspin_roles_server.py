@@ -5,20 +5,27 @@ client joins one group, whose metadata is a fixed track (Test Title by Test Arti
 switch, and volume and mute while a player in the group supports them). Each controller command the
 group receives is appended to the events file as one line: `next`, `volume 40`, `mute true`.
 
+With `--strict` it requires pairing, as a server whose operator approves each player: an unpaired
+player gets no activity; each pairing it stores is appended to the events file as `paired CLIENT_ID`.
+`--dial URL` dials a player waiting at URL, and with `--token` (the player's pairing token) pairs it
+by the Pairing PSK method on that dial.
+
 It binds every interface and advertises nothing by multicast DNS; it dials no clients unless
-`--discover` is given: then it browses `_sendspin._tcp` and dials each player it finds, as Music
-Assistant does. Run it inside a private network namespace, as check_sendspin.py does. Runs with the Python of
+`--discover` (it browses `_sendspin._tcp` and dials each player it finds, as Music Assistant does)
+or `--dial` is given. Run it inside a private network namespace, as check_sendspin.py does. Runs with the Python of
 .venv-sendspin (aiosendspin and the sendspin package); SIGTERM or SIGINT closes it.
 
     .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE [--discover]
+        [--strict] [--dial URL [--token SP:0...]]
 """
 import argparse
 import asyncio
 import logging
 import signal
 
-from aiosendspin.models.types import MediaCommand
-from aiosendspin.noise import Identity
+from aiosendspin.models.types import MediaCommand, PairMethod
+from aiosendspin.noise import Identity, InMemoryServerPairingStore, decode_psk_token
+from aiosendspin.noise.pairing import PairingAttempt
 from aiosendspin.server import ClientAddedEvent, ClientRemovedEvent, SendspinServer
 from aiosendspin.server.roles.controller import (
     ControllerEvent,
@@ -55,6 +62,18 @@ def event_line(event):
     return words
 
 
+class RecordingPairingStore(InMemoryServerPairingStore):
+    """The reference server's own store, writing each pairing it stores to the events file."""
+
+    def __init__(self, events):
+        super().__init__()
+        self.events = events
+
+    async def store_record(self, record):
+        await super().store_record(record)
+        print(f"paired {record.client_id}", file=self.events)
+
+
 class RolesServer:
     def __init__(self, events_path):
         # Line-buffered so that the check sees each command as soon as it lands.
@@ -62,12 +81,20 @@ class RolesServer:
         self.group = None
         self.server = None
 
-    async def run(self, port, discover=False):
+    async def run(self, port, discover=False, strict=False, dial=None, token=None):
         loop = asyncio.get_running_loop()
+        store = RecordingPairingStore(self.events) if strict else PartyPairingStore()
         self.server = SendspinServer(loop=loop, identity=Identity.generate(), server_name="audiogate roles e2e",
-                                     pairing_store=PartyPairingStore())
+                                     pairing_store=store)
         self.server.add_event_listener(self.on_server_event)
         await self.server.start_server(port=port, advertise_addresses=[], discover_clients=discover)
+        if dial:
+            attempt = None
+            if token:
+                decoded = decode_psk_token(token)
+                attempt = PairingAttempt(method=PairMethod.PAIRING_PSK, pairing_psk=decoded.pairing_psk,
+                                         client_id=decoded.client_id)
+            self.server.connect_to_client(dial, retry_initial_connection=True, pairing_attempt=attempt)
         stop = asyncio.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(number, stop.set)
@@ -104,9 +131,12 @@ def main():
     parser.add_argument("--port", type=int, default=8927)
     parser.add_argument("--events", required=True, help="file that gets one line per controller command")
     parser.add_argument("--discover", action="store_true", help="dial the _sendspin._tcp players found by mDNS")
+    parser.add_argument("--strict", action="store_true", help="require pairing: no activity for an unpaired player")
+    parser.add_argument("--dial", help="dial the player waiting at this ws:// URL")
+    parser.add_argument("--token", help="pair the dialed player with this pairing token (SP:0...)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(RolesServer(args.events).run(args.port, args.discover))
+    asyncio.run(RolesServer(args.events).run(args.port, args.discover, args.strict, args.dial, args.token))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ public final class SendspinClient: Service, Sendable {
         var serverName: String?
         var serverID: String?
         var activities: [String] = []
+        var roles: [String] = []
         var codec: String?
         var format: SendspinStreamFormat?
         var stream: PlaybackStream?
@@ -151,6 +152,7 @@ public final class SendspinClient: Service, Sendable {
         state.withLock {
             $0.connected = false
             $0.paired = false
+            $0.roles = []
             $0.playbackState = nil
             $0.metadata = nil
             $0.controller = nil

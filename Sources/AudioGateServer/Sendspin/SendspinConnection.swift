@@ -132,20 +132,34 @@ struct SendspinConnection {
             suite: suite, role: .responder, staticKey: identity.privateKey, remoteStatic: serverID.key,
             prologue: Array(clientInit.utf8) + Array(serverInit.utf8))
         let message1 = try Self.parseHandshake(try await nextText(&messages, "Noise message 1"))
-        let payload = try noise.readMessage(message1)
-        let (pskID, category) = try Self.parsePSKReference(payload)
-        let key: SendspinTrustStore.Resolved
-        if let resolved = try identity.trust.resolve(pskID: pskID, category: category, serverID: serverID.text) {
-            key = resolved
-        } else {
+        let (message2, key) = try Self.answer(message1, with: &noise, trust: identity.trust, serverID: serverID.text) { category in
             // A server that lost or never had what it referenced verifies the Sentinel answer as a
             // lost credential rather than a forgery, and can pair again over this connection.
             client.logger.warning("sendspin server referenced a credential (\(category.prefix(8))) this player does not hold; answering unpaired")
-            key = SendspinTrustStore.sentinel
+            return SendspinTrustStore.sentinel
+        }
+        try await outbound.write(.text(message2))
+        return (try noise.split(), serverID.text, key.category)
+    }
+
+    /// Reads Noise message 1, keys `noise` with the PSK its payload names (or what `missing` gives
+    /// for one this player does not hold; without it, that is a handshake error) and returns
+    /// message 2 as a `noise/handshake` message.
+    static func answer(
+        _ message1: [UInt8], with noise: inout NoiseHandshake, trust: SendspinTrustStore, serverID: String,
+        missing: ((String) -> SendspinTrustStore.Resolved)? = nil
+    ) throws(SendspinError) -> (message2: String, key: SendspinTrustStore.Resolved) {
+        let (pskID, category) = try parsePSKReference(try noise.readMessage(message1))
+        let key: SendspinTrustStore.Resolved
+        if let resolved = try trust.resolve(pskID: pskID, category: category, serverID: serverID) {
+            key = resolved
+        } else if let missing {
+            key = missing(category)
+        } else {
+            throw SendspinError(.handshake, "Noise message 1 names a PSK (\(category.prefix(8))) this player does not hold")
         }
         try noise.setPSK(key.psk)
-        try await outbound.write(.text(SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8)))))
-        return (try noise.split(), serverID.text, key.category)
+        return (SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8))), key)
     }
 
     /// The next text message of the handshake; a binary one, the end, or a wait over

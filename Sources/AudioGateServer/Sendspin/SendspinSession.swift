@@ -184,6 +184,7 @@ struct SendspinSession {
         client.state.withLock {
             $0.connected = true
             $0.activities = Array(activation.activities.prefix(4))
+            $0.roles = Array(roles.prefix(8).map { String($0.prefix(32)) })
             if !metadata { $0.metadata = nil }
             if !controller { $0.controller = nil }
             $0.commands = controller ? sender : nil
@@ -214,12 +215,13 @@ struct SendspinSession {
         let suite = client.state.withLock { $0.suite }
         var noise = try NoiseHandshake(
             suite: suite, role: .responder, staticKey: identity.privateKey, remoteStatic: serverKey, prologue: keys.handshakeHash)
-        let (pskID, category) = try SendspinConnection.parsePSKReference(try noise.readMessage(message1))
-        guard let key = try identity.trust.resolve(pskID: pskID, category: category, serverID: serverID) else {
-            throw SendspinError(.handshake, "the server's re-handshake names a PSK (\(category.prefix(8))) this player does not hold")
+        let (message2, key): (String, SendspinTrustStore.Resolved)
+        do throws(SendspinError) {
+            (message2, key) = try SendspinConnection.answer(message1, with: &noise, trust: identity.trust, serverID: serverID)
+        } catch {
+            // A message 1 that does not authenticate is a failed handshake, not a failed transport.
+            throw SendspinError(.handshake, "re-handshake: \(error.message)")
         }
-        try noise.setPSK(key.psk)
-        let message2 = SendspinOutbound.handshake(try noise.writeMessage(Array("{}".utf8)))
         let transport = try noise.split()
         sender.yield(.rekey(message2, transport.send))
         rekeyed = transport.receive

@@ -12,6 +12,11 @@ struct SendspinStatus: Encodable, Equatable {
     var serverName: String?
     /// The server's identity (its static key, base64url), once a handshake got that far.
     var serverId: String?
+    /// What the server uses the connection for (`playback` while its group plays or is about to).
+    var activities: [String]
+    /// The roles the server activated (`player@v1`, `metadata@v1`, `controller@v1`); none while a
+    /// server that requires pairing has not paired this player.
+    var roles: [String]
     /// The connection is keyed by the long-term PSK of a pairing with this server.
     var paired: Bool
     /// Servers this player is paired with (`audiogate sendspin-token` gives the token to pair).
@@ -58,7 +63,7 @@ extension SendspinClient {
         let state = state.withLock { $0 }
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
-            serverName: state.serverName, serverId: state.serverID, paired: state.paired, pairedServers: state.pairedServers,
+            serverName: state.serverName, serverId: state.serverID, activities: state.activities, roles: state.roles, paired: state.paired, pairedServers: state.pairedServers,
             clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,
