@@ -18,6 +18,13 @@ card.
   bad body; a capture WebSocket with `music=true` gets a `music` message with the track; once the
   server is gone the metadata is cleared (a `music` message with metadata null) and a command answers
   503;
+- pairing: against sendspin_roles_server.py --strict (a server that requires pairing, on aiosendspin's
+  own pairing code and trust store): `audiogate sendspin-token` prints the same SP:0 token each time
+  and keeps the key and the Pairing PSK owner-only; unpaired, the server activates no role; a token of
+  another Pairing PSK is answered unpaired, stores nothing, and audiogate keeps serving; with the
+  player's token the server pairs it by the Pairing PSK method (it stores the pairing, re-handshakes
+  onto the long-term PSK, and the player then has player@v1 and the server's track, with
+  sendspin-pairings.json kept owner-only); restarted and dialing the server itself, it is still paired;
 - duck: while `sendspin serve` plays a 440 Hz file, a 2 s 1 kHz voice uploaded with POST /v1/playback
   lowers the music by the `--duck-db` default (15 dB, within 2 dB) for as long as it sounds, the voice
   itself at its own level (within 2 dB), and 1.5 s after the voice the music is back within 1 dB;
