@@ -125,6 +125,27 @@ def browser_processes(group):
             if (info[3] == group or info[2] == me) and info[0].startswith(BROWSER_NAMES)}
 
 
+def open_browser(work):
+    """Headless Chromium under chromedriver, its profile and home in `work` (never the user's),
+    in its own process group so end_browser can end it whole. Returns (driver, service)."""
+    options = Options()
+    options.binary_location = shutil.which("chromium")
+    for flag in ["--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
+                 "--use-fake-ui-for-media-stream", "--window-size=1000,1000", "--disable-dev-shm-usage",
+                 f"--user-data-dir={work / 'profile'}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # Its own process group, so the browser can be ended as a whole.
+    # A home of its own: Chromium keeps crash reports and dconf state there, never in the user's.
+    home = work / "home"
+    home.mkdir(exist_ok=True)
+    service = Service(shutil.which("chromedriver"), popen_kw={"start_new_session": True},
+                      env=dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                               XDG_CACHE_HOME=str(home / ".cache")))
+    driver = webdriver.Chrome(service=service, options=options)
+    return driver, service
+
+
 def end_browser(driver, service):
     """Quits the browser, then kills and reaps whatever of it is left. Returns the processes left."""
     if driver:
@@ -770,21 +791,7 @@ def attempt(binary, port, screenshot):
             check(False, "the server comes up: " + server.log_text()[-500:])
             return
 
-        options = Options()
-        options.binary_location = shutil.which("chromium")
-        for flag in ["--headless=new", "--no-sandbox", "--autoplay-policy=no-user-gesture-required",
-                     "--use-fake-ui-for-media-stream", "--window-size=1000,1000", "--disable-dev-shm-usage",
-                     f"--user-data-dir={work / 'profile'}"]:
-            options.add_argument(flag)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        # Its own process group, so the browser can be ended as a whole.
-        # A home of its own: Chromium keeps crash reports and dconf state there, never in the user's.
-        home = work / "home"
-        home.mkdir(exist_ok=True)
-        service = Service(shutil.which("chromedriver"), popen_kw={"start_new_session": True},
-                          env=dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-                                   XDG_CACHE_HOME=str(home / ".cache")))
-        driver = webdriver.Chrome(service=service, options=options)
+        driver, service = open_browser(work)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": SCHEME}]})
 

@@ -18,6 +18,10 @@ card.
   bad body; a capture WebSocket with `music=true` gets a `music` message with the track; once the
   server is gone the metadata is cleared (a `music` message with metadata null) and a command answers
   503;
+- panel: the control panel in Chromium while sendspin_roles_server.py holds the player: the music row
+  shows the track with its progress and length, the controls show with each button enabled for a
+  command the server takes, Next lands in the server's list and the page's log, and with the server
+  gone the row says not connected and the controls hide;
 - pairing: against sendspin_roles_server.py --strict (a server that requires pairing, on aiosendspin's
   own pairing code and trust store): `audiogate sendspin-token` prints the same SP:0 token each time
   and keeps the key and the Pairing PSK owner-only; unpaired, the server activates no role; a token of
@@ -362,6 +366,52 @@ def check_roles(binary, scratch):
         server.stop()
         if e2e.failures_since(point):
             print(server.log.read_text()[-3000:])
+
+
+def check_panel(binary, scratch):
+    """The control panel's music row in Chromium while sendspin_roles_server.py holds the player:
+    the track, its controls for the commands the server takes, Next reaching the server; off once
+    the server goes."""
+    from selenium.webdriver.common.by import By
+
+    from check_browser import end_browser, open_browser
+    scratch = pathlib.Path(scratch)
+    server = RolesServer(scratch)
+    if not check(server.start(), "panel: the roles server starts inside the namespace"):
+        return
+    point = e2e.mark()
+    gate = driver = service = None
+    try:
+        gate = start_audiogate(binary, server, scratch)
+        if not check(gate.start(), "panel: audiogate starts"):
+            return
+        driver, service = open_browser(scratch)
+        driver.get(gate.base + "/")
+
+        def row():
+            return driver.find_element(By.ID, "st-music").text
+
+        shown = e2e.wait_for(lambda: "Test Title - Test Artist (Test Album)" in row() and "/ 3:20" in row(), 15)
+        check(shown, f"panel: the music row shows the server's track with its progress and length ({row()!r})")
+        controls = driver.find_element(By.ID, "music-controls")
+        enabled = e2e.wait_for(lambda: controls.is_displayed() and {
+            b.get_attribute("data-command"): b.is_enabled() for b in controls.find_elements(By.TAG_NAME, "button")}, 5)
+        check(enabled == {"previous": True, "play": True, "pause": True, "next": True},
+              f"panel: its controls show, each enabled for a command the server takes ({enabled})")
+        controls.find_element(By.CSS_SELECTOR, "button[data-command=next]").click()
+        landed = e2e.wait_for(lambda: "next" in server.events(), 5)
+        logged = e2e.wait_for(lambda: "music: next" in driver.find_element(By.ID, "log").text, 2)
+        check(landed and logged, f"panel: Next reaches the server ({server.events()}) and the page logs it")
+        server.stop()
+        gone = e2e.wait_for(lambda: row().startswith("not connected") and not controls.is_displayed(), 15)
+        check(gone, f"panel: with the server gone the row says not connected and the controls hide ({row()!r})")
+    finally:
+        end_browser(driver, service)
+        if gate:
+            if e2e.failures_since(point):
+                print(gate.log_text()[-3000:])
+            gate.stop()
+        server.stop()
 
 
 def pairing_token(binary, data_dir):
@@ -1033,7 +1083,7 @@ def check_mdns(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "roles", "pairing", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "panel", "pairing", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -1048,6 +1098,9 @@ def main():
         if args.only in (None, "roles"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_roles(args.binary, directory)
+        if args.only in (None, "panel"):
+            with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                check_panel(args.binary, directory)
         if args.only in (None, "pairing"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_pairing(args.binary, directory)
