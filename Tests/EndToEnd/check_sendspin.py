@@ -800,6 +800,7 @@ def check_restart(server, gates, recorder, direction):
                      f"again over 10 s: {e2e.describe_sync(figures)}"):
         print("  s after the restart, each player's clock offset ms/drift ppm/play offset ms:\n    " + "\n    ".join(trace))
     print("  offsets after the restart (s, ms):", describe_offsets(pairs, restarted, since=restarted - 1))
+    print("  playback xruns after the restart:", [playback_xruns(g) for g in gates])
 
 
 def sync_window(recorder, start, seconds):
@@ -818,6 +819,13 @@ def describe_offsets(pairs, origin, since=None):
     """`s:ms` for each impulse pair from `since`, its time counted from `origin`; `-` when unpaired."""
     return " ".join(f"{t - origin:.1f}:{o:+.2f}" if o is not None else f"{t - origin:.1f}:-"
                     for t, o in pairs if since is None or t >= since)
+
+
+def playback_xruns(gate):
+    try:
+        return gate.get("/v1/status")["playback"]["xruns"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def check_sync(binary, scratch, dialed=False):
@@ -866,7 +874,8 @@ def check_sync(binary, scratch, dialed=False):
             status = sendspin_status(gate)
             print(f"  {name}: clock offset {status.get('clock_offset_ms')} ms, error "
                   f"{status.get('clock_error_ms')} ms, drift {status.get('clock_drift_ppm')} ppm, play offset {status.get('play_offset_ms')} ms, "
-                  f"late chunks {status.get('late_chunks')}, resyncs {status.get('resyncs')}")
+                  f"late chunks {status.get('late_chunks')}, resyncs {status.get('resyncs')}, "
+                  f"playback xruns {playback_xruns(gate)}")
         check_restart(server, gates, recorder, direction)
     finally:
         if recorder:

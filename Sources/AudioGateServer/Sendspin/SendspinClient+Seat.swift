@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// The player is held by one server connection at a time. A connection claims it at
 /// `server/hello`; when servers dial the player (`--sendspin-port`) a second one is kept or turned
@@ -77,12 +78,15 @@ extension SendspinClient {
 
     /// The group started playing: this server is the one that last played here, kept in the data
     /// directory so a restart still knows it.
-    func playing(serverID: String) {
+    func playing(serverID: String) async {
         let changed = state.withLock { state -> Bool in
             defer { state.lastPlayedServer = serverID }
             return state.lastPlayedServer != serverID
         }
-        if changed { try? (serverID + "\n").write(toFile: lastPlayedServerPath, atomically: true, encoding: .utf8) }
+        guard changed else { return }
+        let path = lastPlayedServerPath
+        // A file write can block: it runs off the event loops, whose tasks read the sockets.
+        _ = try? await NIOThreadPool.singleton.runIfActive { try (serverID + "\n").write(toFile: path, atomically: true, encoding: .utf8) }
     }
 
     /// `<data dir>/sendspin-last-server`.

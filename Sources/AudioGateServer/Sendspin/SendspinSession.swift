@@ -136,7 +136,7 @@ struct SendspinSession {
             client.state.withLock { state in
                 if let playing = group.playbackState { state.playbackState = String(playing.prefix(32)) }
             }
-            if group.playbackState == "playing" { client.playing(serverID: serverID) }
+            if group.playbackState == "playing" { await client.playing(serverID: serverID) }
             client.announceMusic()
         case .serverState(let update):
             let metadata = roles.contains("metadata@v1") ? update.metadata : nil

@@ -46,11 +46,11 @@ struct SendspinSeatTests {
     }
 
     @Test("between two servers dialing for discovery, the one that last played here wins, and is remembered")
-    func lastPlayed() throws {
+    func lastPlayed() async throws {
         let client = player()
         let first = client.nextGeneration()
         #expect(client.claim(generation: first, serverName: "A", serverID: serverA, reason: "discovery", peer: nil) {})
-        client.playing(serverID: serverA)
+        await client.playing(serverID: serverA)
         client.release(first)
         let holder = client.nextGeneration()
         #expect(client.claim(generation: holder, serverName: "B", serverID: serverB, reason: "discovery", peer: nil) {})
