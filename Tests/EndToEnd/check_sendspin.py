@@ -197,6 +197,20 @@ def sendspin_status(gate):
         return {}
 
 
+def stop_all(point, gate=None, server=None):
+    """Stops `gate` and `server` (either may be None), first printing their logs' ends when a check
+    failed since `point`."""
+    failed = e2e.failures_since(point)
+    if gate:
+        if failed:
+            print(gate.log_text()[-3000:])
+        gate.stop()
+    if server:
+        server.stop()
+        if failed:
+            print(server.log.read_text()[-3000:])
+
+
 def check_codecs(binary, scratch):
     source = pathlib.Path(scratch) / "tone.wav"
     e2e.write_wav(source, e2e.tone(TONE_HZ, 10, RATE, amplitude=AMPLITUDE, channels=2), RATE, channels=2)
@@ -359,13 +373,7 @@ def check_roles(binary, scratch):
     finally:
         if music:
             music.close()
-        if gate:
-            if e2e.failures_since(point):
-                print(gate.log_text()[-3000:])
-            gate.stop()
-        server.stop()
-        if e2e.failures_since(point):
-            print(server.log.read_text()[-3000:])
+        stop_all(point, gate, server)
 
 
 def check_panel(binary, scratch):
@@ -407,11 +415,7 @@ def check_panel(binary, scratch):
         check(gone, f"panel: with the server gone the row says not connected and the controls hide ({row()!r})")
     finally:
         end_browser(driver, service)
-        if gate:
-            if e2e.failures_since(point):
-                print(gate.log_text()[-3000:])
-            gate.stop()
-        server.stop()
+        stop_all(point, gate, server)
 
 
 def pairing_token(binary, data_dir):
@@ -494,14 +498,7 @@ def check_pairing(binary, scratch):
               f"pairing: after the restart audiogate is paired without a token (paired {again.get('paired')}, "
               f"roles {again.get('roles')}, last error {sendspin_status(gate).get('last_error')})")
     finally:
-        if gate:
-            if e2e.failures_since(point):
-                print(gate.log_text()[-3000:])
-            gate.stop()
-        if server:
-            server.stop()
-            if e2e.failures_since(point):
-                print(server.log.read_text()[-3000:])
+        stop_all(point, gate, server)
 
 
 def tone_level(x, frequency):
@@ -587,11 +584,7 @@ def check_duck(binary, scratch):
     finally:
         if recorder:
             recorder.stop()
-        if gate:
-            if e2e.failures_since(point):
-                print(gate.log_text()[-3000:])
-            gate.stop()
-        server.stop()
+        stop_all(point, gate, server)
 
 
 # The echo room of scripts/test-card.sh: audiogate plays into `spk`, the microphone is `room`'s monitor.
@@ -751,11 +744,7 @@ def check_aec(binary, scratch):
         for line in (raw, processed):
             if line:
                 line.close()
-        if gate:
-            if e2e.failures_since(point):
-                print(gate.log_text()[-3000:])
-            gate.stop()
-        server.stop()
+        stop_all(point, gate, server)
 
 
 def impulse_file(path, seconds=60):
