@@ -28,6 +28,12 @@ enum SecretFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, fileMode)
         guard fd >= 0 else { throw SendspinError(.key, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
         fchmod(fd, fileMode)
+        // Made by root for a service's folder (`sudo audiogate sendspin-token`): the file is the
+        // folder owner's, or the service could not read it.
+        var folder = stat()
+        if geteuid() == 0, stat(directory, &folder) == 0, folder.st_uid != 0 {
+            _ = fchown(fd, folder.st_uid, folder.st_gid)
+        }
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)

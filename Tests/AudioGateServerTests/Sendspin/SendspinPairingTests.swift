@@ -83,6 +83,20 @@ struct SendspinPairingTests {
         #expect(throws: SendspinError.self) { _ = try SendspinIdentity.loadOrCreate(directory: folder) }
     }
 
+    @Test("made by root in a service's folder, the secrets are the folder owner's", .enabled(if: geteuid() == 0))
+    func ownedByFolder() throws {
+        let folder = Self.folder()
+        defer { Self.cleanUp(folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        #expect(chown(folder, 4321, 4321) == 0)
+        _ = try SendspinPairing.token(dataDirectory: folder)
+        for name in [SendspinIdentity.fileName, SendspinTrustStore.pairingFileName] {
+            var info = stat()
+            #expect(stat(folder + "/" + name, &info) == 0)
+            #expect(info.st_uid == 4321 && info.st_gid == 4321)
+        }
+    }
+
     @Test("at most 32 servers are kept: a further pairing forgets the one paired longest ago")
     func bounded() async throws {
         let store = SendspinTrustStore(pairingPSK: SendspinTrustStore.randomKey())
