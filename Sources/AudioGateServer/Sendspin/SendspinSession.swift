@@ -62,7 +62,6 @@ struct SendspinSession {
         self.generation = generation
         self.serverID = serverID
         self.leave = leave
-        client.state.withLock { $0.paired = keys.category == .longTerm }
     }
 
     /// The receiving key a re-handshake just made, once.
@@ -169,7 +168,7 @@ struct SendspinSession {
         }
     }
 
-    /// `server/activate`: playback (and pairing, refused) are the activities an unpaired player takes.
+    /// `server/activate`: playback and pairing are the activities this player takes.
     private mutating func activate(_ activation: SendspinActivation) throws {
         let unknown = activation.activities.filter { $0 != "playback" && $0 != "pairing" }
         guard unknown.isEmpty else {
@@ -185,6 +184,7 @@ struct SendspinSession {
             $0.connected = true
             $0.activities = Array(activation.activities.prefix(4))
             $0.roles = Array(roles.prefix(8).map { String($0.prefix(32)) })
+            $0.paired = keys.category == .longTerm
             if !metadata { $0.metadata = nil }
             if !controller { $0.controller = nil }
             $0.commands = controller ? sender : nil
