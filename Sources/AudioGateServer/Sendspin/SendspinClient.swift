@@ -114,13 +114,19 @@ public final class SendspinClient: Service, Sendable {
         let settings = WebSocketClientConfiguration(
             maxFrameSize: NoiseHandshake.maximumMessageBytes + 1, closeTimeout: .seconds(2),
             autoPing: .enabled(timePeriod: .seconds(10)))
+        let connection = SendspinConnection(client: self, identity: identity)
         let closed: WebSocketCloseFrame?
         do {
-            closed = try await WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
-                try await SendspinConnection(client: self, identity: identity).run(inbound: inbound, outbound: outbound)
+            // A task of its own: a connection that gives up on its server cancels it, not this loop.
+            async let ended = WebSocketClient.connect(url: server, configuration: settings, logger: logger) { inbound, outbound, _ in
+                try await connection.run(inbound: inbound, outbound: outbound)
             }
+            closed = try await ended
         } catch let error as WebSocketClientError where error == .serverSentMessageTooLarge {
             throw SendspinError(.messageTooLarge, "a WebSocket message over \(NoiseHandshake.maximumMessageBytes) bytes")
+        } catch {
+            if let abandoned = connection.watch.abandoned.withLock({ $0 }) { throw abandoned }
+            throw error
         }
         // NIO answers a frame over the limit with a close of its own and ends the stream quietly, so
         // the one trace of it is a connection that ended without the server's close frame.

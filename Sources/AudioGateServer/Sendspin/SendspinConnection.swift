@@ -23,7 +23,13 @@ struct SendspinConnection {
         let failure = Mutex<SendspinError?>(nil)
         /// The server has activated the connection: time bursts may start.
         let activated = Atomic<Bool>(false)
+        /// Why the connection gave up on its server: what a caller reports, whatever the cancelled
+        /// WebSocket task throws.
+        let abandoned = Mutex<SendspinError?>(nil)
     }
+
+    /// What the connection's tasks share.
+    let watch = Watch()
 
     /// What the writer sends.
     enum Outgoing: Sendable {
@@ -39,9 +45,23 @@ struct SendspinConnection {
         case close
     }
 
+    /// Runs the connection to its end. One that fails sends its close and stops reading at once:
+    /// the WebSocket library would otherwise read and drop what the server still sends until its
+    /// close or a timeout, and a flooding server keeps an event loop decoding that backlog. Cancelling
+    /// this task is what shuts the socket's input, so a caller runs each connection in a task of its own.
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        do {
+            try await converse(inbound: inbound, outbound: outbound)
+        } catch let error as SendspinError {
+            try? await outbound.close(.unexpectedServerError, reason: nil)
+            watch.abandoned.withLock { $0 = error }
+            withUnsafeCurrentTask { $0?.cancel() }
+            throw error
+        }
+    }
+
+    private func converse(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let (queue, sender) = AsyncStream.makeStream(of: Outgoing.self)
-        let watch = Watch()
         let client = client
         let generation = client.nextGeneration()
         defer { client.release(generation) }
