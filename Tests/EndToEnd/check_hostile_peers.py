@@ -782,7 +782,7 @@ async def run_part(attempt, binary, scratch):
     for run in e2e.attempts():
         point = e2e.mark()
         await attempt(binary, scratch)
-        print(f"steal over the attempt: {run.steal:.1f} %, CPUs busy {run.busy:.0f} %", flush=True)
+        print(f"steal over the attempt: {run.describe()}", flush=True)
         if not e2e.failures_since(point) or not run.retry():
             break
         e2e.rewind(point)
