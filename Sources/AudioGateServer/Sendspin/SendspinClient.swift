@@ -56,8 +56,8 @@ public final class SendspinClient: Service, Sendable {
         var announced: Announced?
         /// The connection is keyed by the long-term PSK of a pairing with its server.
         var paired = false
-        /// Servers this player is paired with.
-        var pairedServers = 0
+        /// The player's pairings, once its identity is loaded.
+        var trust: SendspinTrustStore?
     }
 
     /// Hands a `music` message to the capture clients that asked for them.
@@ -88,7 +88,7 @@ public final class SendspinClient: Service, Sendable {
             try? await gracefulShutdown()
             return
         }
-        state.withLock { $0.pairedServers = identity.trust.pairedServers }
+        state.withLock { $0.trust = identity.trust }
         loadLastPlayedServer()
         if let listen = configuration.listen {
             try await SendspinListener(client: self, identity: identity, address: listen).run()

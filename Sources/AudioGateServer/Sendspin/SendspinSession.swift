@@ -152,7 +152,6 @@ struct SendspinSession {
             pendingPSK = nil
             // Kept before the re-handshake that follows is read: it names this PSK.
             try await identity.trust.pair(serverID: serverID, psk: psk)
-            client.state.withLock { $0.pairedServers = identity.trust.pairedServers }
             client.logger.info("sendspin: paired with server \(client.state.withLock { $0.serverName } ?? serverID)")
         case .pairAborted(let reason):
             pendingPSK = nil
@@ -160,7 +159,6 @@ struct SendspinSession {
         case .unpair:
             guard keys.category == .longTerm else { return }
             try await identity.trust.unpair(serverID: serverID)
-            client.state.withLock { $0.pairedServers = identity.trust.pairedServers }
             left = true
             leave(SendspinError(.refused, "the server unpaired this player"))
         case .ignored:

@@ -63,7 +63,7 @@ extension SendspinClient {
         let state = state.withLock { $0 }
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
-            serverName: state.serverName, serverId: state.serverID, activities: state.activities, roles: state.roles, paired: state.paired, pairedServers: state.pairedServers,
+            serverName: state.serverName, serverId: state.serverID, activities: state.activities, roles: state.roles, paired: state.paired, pairedServers: state.trust?.pairedServers ?? 0,
             clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,

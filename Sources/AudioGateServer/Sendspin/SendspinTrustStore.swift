@@ -25,7 +25,8 @@ final class SendspinTrustStore: Sendable {
         var category: Category
     }
 
-    /// One paired server: its identity and the long-term PSK this player made for it.
+    /// One paired server as the records file keeps it: its identity and the long-term PSK this
+    /// player made for it, in base64url.
     struct Record: Codable, Sendable, Equatable {
         var serverID: String
         var psk: String
@@ -35,6 +36,27 @@ final class SendspinTrustStore: Sendable {
         }
     }
 
+    /// A paired server in memory, with the `psk_id` a handshake names its PSK by.
+    struct Paired: Sendable {
+        var serverID: String
+        var psk: [UInt8]
+        var pskID: String
+
+        init(serverID: String, psk: [UInt8]) {
+            self.serverID = serverID
+            self.psk = psk
+            pskID = SendspinTrustStore.pskID(psk)
+        }
+
+        /// A record read from the file; nil when its PSK is not a key.
+        init?(_ record: Record) {
+            guard let psk = Base64URL.decode(record.psk), psk.count == NoiseHandshake.keyBytes else { return nil }
+            self.init(serverID: record.serverID, psk: psk)
+        }
+
+        var record: Record { Record(serverID: serverID, psk: Base64URL.encode(psk)) }
+    }
+
     /// The Sentinel PSK: the published key of unpaired sessions (it authenticates nothing).
     static let sentinelPSK = Array(SHA256Bytes.of("sendspin-sentinel-psk-v1"))
     static let sentinelPSKID = pskID(sentinelPSK)
@@ -42,10 +64,10 @@ final class SendspinTrustStore: Sendable {
 
     let pairingPSK: [UInt8]
     private let recordsPath: String?
-    private let records: Mutex<[Record]>
+    private let records: Mutex<[Paired]>
 
     /// A store over `pairingPSK` and `records`, saved to `recordsPath` on each change (nil: kept in memory).
-    init(pairingPSK: [UInt8], records: [Record] = [], recordsPath: String? = nil) {
+    init(pairingPSK: [UInt8], records: [Paired] = [], recordsPath: String? = nil) {
         self.pairingPSK = pairingPSK
         self.records = Mutex(records)
         self.recordsPath = recordsPath
@@ -65,12 +87,12 @@ final class SendspinTrustStore: Sendable {
             try SecretFile.store(Base64URL.encode(psk), at: pskPath)
         }
         let recordsPath = ServerConfiguration.path(recordsFileName, in: directory)
-        var records: [Record] = []
+        var records: [Paired] = []
         if let text = try SecretFile.read(recordsPath) {
             guard let decoded = try? JSONDecoder().decode([Record].self, from: Data(text.utf8)) else {
                 throw SendspinError(.key, "\(recordsPath) is not a list of {server_id, psk}; remove it to forget every paired server")
             }
-            records = decoded.filter { Base64URL.decode($0.psk)?.count == NoiseHandshake.keyBytes }
+            records = decoded.compactMap(Paired.init)
         }
         return SendspinTrustStore(pairingPSK: psk, records: records, recordsPath: recordsPath)
     }
@@ -84,16 +106,11 @@ final class SendspinTrustStore: Sendable {
         case .pairing?:
             return pskID == Self.pskID(pairingPSK) ? Resolved(psk: pairingPSK, category: .pairing) : nil
         case .longTerm?:
-            let found = records.withLock { records in
-                records.lazy.compactMap { record in
-                    Base64URL.decode(record.psk).flatMap { Self.pskID($0) == pskID ? (record.serverID, $0) : nil }
-                }.first
-            }
-            guard let (owner, psk) = found else { return nil }
-            guard owner == serverID else {
+            guard let found = records.withLock({ $0.first { $0.pskID == pskID } }) else { return nil }
+            guard found.serverID == serverID else {
                 throw SendspinError(.handshake, "the server referenced the long-term PSK of another server")
             }
-            return Resolved(psk: psk, category: .longTerm)
+            return Resolved(psk: found.psk, category: .longTerm)
         case nil:
             throw SendspinError(.handshake, "Noise message 1 names PSK category '\(category.prefix(8))'")
         }
@@ -105,9 +122,10 @@ final class SendspinTrustStore: Sendable {
     /// Keeps `psk` as `serverID`'s long-term PSK, replacing an earlier one, and saves the records
     /// (off the event loops) before returning.
     func pair(serverID: String, psk: [UInt8]) async throws(SendspinError) {
+        let paired = Paired(serverID: serverID, psk: psk)
         let snapshot = records.withLock { records in
             records.removeAll { $0.serverID == serverID }
-            records.append(Record(serverID: serverID, psk: Base64URL.encode(psk)))
+            records.append(paired)
             if records.count > Self.maximumRecords { records.removeFirst(records.count - Self.maximumRecords) }
             return records
         }
@@ -116,7 +134,7 @@ final class SendspinTrustStore: Sendable {
 
     /// Forgets `serverID` (`server/unpair`).
     func unpair(serverID: String) async throws(SendspinError) {
-        let snapshot = records.withLock { records -> [Record]? in
+        let snapshot = records.withLock { records -> [Paired]? in
             let before = records.count
             records.removeAll { $0.serverID == serverID }
             return records.count == before ? nil : records
@@ -124,12 +142,12 @@ final class SendspinTrustStore: Sendable {
         if let snapshot { try await save(snapshot) }
     }
 
-    private func save(_ records: [Record]) async throws(SendspinError) {
+    private func save(_ records: [Paired]) async throws(SendspinError) {
         guard let recordsPath else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Plain strings: encoding cannot fail.
-        let text = String(decoding: (try? encoder.encode(records)) ?? Data("[]".utf8), as: UTF8.self)
+        let text = String(decoding: (try? encoder.encode(records.map(\.record))) ?? Data("[]".utf8), as: UTF8.self)
         do {
             try await NIOThreadPool.singleton.runIfActive { try SecretFile.store(text, at: recordsPath) }
         } catch let error as SendspinError {
