@@ -67,6 +67,9 @@ let package = Package(
         // mDNS publishing through the system's Avahi daemon (the Sendspin player's _sendspin._tcp).
         // No pkgConfig: its cflags carry -D_REENTRANT, which SwiftPM warns about; the headers are in /usr/include.
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        // The Sendspin pairing code's CPace: Elligator2 onto Curve25519 and a scalar multiple of that
+        // point, which swift-crypto's X25519 (base point or a peer's key only) cannot give.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // The CPU's prefetch hint, which Swift cannot spell: the capture fan-out asks for the next
         // clients' objects while it writes to this one's socket.
         .systemLibrary(name: "CPrefetch"),
@@ -86,7 +89,7 @@ let package = Package(
         .target(
             name: "AudioGateServer",
             dependencies: [
-                "AudioGateCore", "AudioGateDevices", "CPrefetch", "CWebRTCAudio", "CFFmpeg", "CEspeak", "CAvahi",
+                "AudioGateCore", "AudioGateDevices", "CPrefetch", "CWebRTCAudio", "CFFmpeg", "CEspeak", "CAvahi", "CSodium",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -17,6 +17,8 @@ want+=(meson ninja-build python3 python3-venv)
 want+=(patchelf)
 # The Sendspin player's mDNS advertisement goes through the Avahi daemon (libavahi-client).
 want+=(libavahi-client-dev)
+# The Sendspin static pairing code's CPace (Elligator2 onto Curve25519) comes from libsodium.
+want+=(libsodium-dev)
 # Compressed playback (libavformat/libavcodec) and /v1/say (espeak-ng and its voice data).
 want+=(libavformat-dev libavcodec-dev libavutil-dev libespeak-ng-dev espeak-ng-data)
 if [[ "${1:-}" == "test" || "${1:-}" == "bench" ]]; then

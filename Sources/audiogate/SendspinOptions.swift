@@ -26,6 +26,9 @@ struct SendspinOptions: ParsableArguments {
     @Option(help: "Codecs offered to the server, most wanted first (pcm, flac, opus; default flac,pcm,opus). [env AUDIOGATE_SENDSPIN_CODECS]")
     var sendspinCodecs: String?
 
+    @Option(help: "Static pairing code (8 digits) a server's operator types in to pair with this player while POST /v1/sendspin/pairing holds a window open; prefer the variable, which the process list does not show. [env AUDIOGATE_SENDSPIN_PAIRING_CODE]")
+    var sendspinPairingCode: String?
+
     /// The flags, with `AUDIOGATE_*` variables for those left unset.
     var configuration: SendspinConfiguration {
         get throws(Invalid) {
@@ -47,6 +50,7 @@ struct SendspinOptions: ParsableArguments {
                 }
                 configuration.outputDelayMilliseconds = delay
             }
+            configuration.staticPairingCode = sendspinPairingCode ?? Environment.string("sendspin-pairing-code")
             if let text = sendspinCodecs ?? Environment.string("sendspin-codecs") {
                 guard let codecs = SendspinConfiguration.parseCodecs(text) else {
                     throw Invalid(message: "--sendspin-codecs takes pcm, flac and opus separated by commas, not '\(text.prefix(64))'")

@@ -164,12 +164,12 @@ class RolesServer(ServerProcess):
 
     log_name = "roles-server.log"
 
-    def __init__(self, scratch, port=8927, discover=False, strict=False, dial=None, token=None):
+    def __init__(self, scratch, port=8927, discover=False, strict=False, dial=None, token=None, code=None):
         super().__init__(scratch, port)
         self.events_file = self.scratch / "controller-events.txt"
         self.discover = discover
         self.options = [*(["--strict"] if strict else []), *(["--dial", dial] if dial else []),
-                        *(["--token", token] if token else [])]
+                        *(["--token", token] if token else []), *(["--code", code] if code else [])]
 
     def argv(self):
         return [str(VENV / "bin/python"), str(ROLES_SERVER), "--port", str(self.port),
@@ -497,6 +497,68 @@ def check_pairing(binary, scratch):
         check(again.get("paired") is True and "player@v1" in again.get("roles", []),
               f"pairing: after the restart audiogate is paired without a token (paired {again.get('paired')}, "
               f"roles {again.get('roles')}, last error {sendspin_status(gate).get('last_error')})")
+    finally:
+        stop_all(point, gate, server)
+
+
+PAIRING_CODE = "24681357"
+
+
+def check_pairing_code(binary, scratch):
+    """The static pairing code against a server that requires pairing (sendspin_roles_server.py
+    --strict --code, aiosendspin's own CPace and pairing flow): with no pairing window open the
+    player holds the attempt (`client/pair-pending`, which the server hears) and nothing is paired;
+    POST /v1/sendspin/pairing opens the window and the waiting attempt pairs; a server typing
+    another code is refused with pairing_code_mismatch, stores nothing, and the window stays open
+    for the next; the right code pairs, closes the window, and the player then plays the server's
+    roles on the long-term PSK."""
+    scratch = pathlib.Path(scratch)
+    data = scratch / "player-data"
+    port = e2e.free_port()
+    url = f"ws://127.0.0.1:{port}/sendspin"
+    point = e2e.mark()
+    gate = server = None
+    try:
+        # The code in the environment, as deploy/README.md advises: the process list shows argv.
+        gate = e2e.Server(binary, "pulse", log=scratch / "audiogate.log", log_level="info", data_dir=data,
+                          extra=["--sendspin-port", f"127.0.0.1:{port}", "--sendspin-name", "audiogate-test"],
+                          env={"AUDIOGATE_SENDSPIN_PAIRING_CODE": PAIRING_CODE})
+        if not check(gate.start(), "pairing code: audiogate starts with a static pairing code, waiting for servers"):
+            return
+        window = sendspin_status(gate).get("pairing_window") or {}
+        check(window.get("open") is False, f"pairing code: /v1/status shows the pairing window closed ({window})")
+
+        (scratch / "wrong").mkdir()
+        server = RolesServer(scratch / "wrong", strict=True, dial=url, code="13572468")
+        check(server.start(), "pairing code: a server that requires pairing dials audiogate with another code")
+        pending = e2e.wait_for(lambda: [e for e in server.events() if e.startswith("pending ")], 15)
+        waiting = (sendspin_status(gate).get("pairing_window") or {}).get("attempt_waiting")
+        check(pending and "POST /v1/sendspin/pairing" in pending[0] and waiting is True,
+              f"pairing code: with no window open audiogate holds the attempt, and the server hears why "
+              f"({pending}; attempt_waiting {waiting})")
+        status, opened = gate.request("POST", "/v1/sendspin/pairing", {})
+        check(status == 200 and opened.get("open") is True and 290 <= (opened.get("seconds_left") or 0) <= 300,
+              f"pairing code: POST /v1/sendspin/pairing opens the window for 300 s ({status} {opened})")
+        mismatch = e2e.wait_for(lambda: "does not match" in gate.log_text(), 15)
+        window = sendspin_status(gate).get("pairing_window") or {}
+        check(mismatch and not [e for e in server.events() if e.startswith("paired ")] and window.get("open") is True
+              and not sendspin_status(gate).get("paired") and gate.get("/healthz").get("status") == "ok",
+              f"pairing code: the waiting attempt runs, the other code is refused as a mismatch, nothing is paired, "
+              f"the window stays open ({window}) and audiogate keeps serving")
+        server.stop()
+
+        (scratch / "right").mkdir()
+        server = RolesServer(scratch / "right", strict=True, dial=url, code=PAIRING_CODE[:4] + "-" + PAIRING_CODE[4:])
+        check(server.start(), "pairing code: another server dials audiogate with the player's code")
+        stored = e2e.wait_for(lambda: [e for e in server.events() if e.startswith("paired ")], 20)
+        check(stored, f"pairing code: the server stores a pairing for audiogate within 20 s ({server.events()})")
+        paired = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("metadata") and s, 15) or {}
+        check(paired.get("paired") is True and paired.get("paired_servers") == 1 and "player@v1" in paired.get("roles", [])
+              and (paired.get("metadata") or {}).get("title") == "Test Title"
+              and (paired.get("pairing_window") or {}).get("open") is False,
+              f"pairing code: audiogate is then on the long-term PSK with the player role and the server's track, "
+              f"and the window closed (paired {paired.get('paired')}, paired_servers {paired.get('paired_servers')}, "
+              f"roles {paired.get('roles')}, window {paired.get('pairing_window')})")
     finally:
         stop_all(point, gate, server)
 
@@ -1081,7 +1143,7 @@ def check_mdns(binary, scratch):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
-    parser.add_argument("--only", choices=["codecs", "roles", "panel", "pairing", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
+    parser.add_argument("--only", choices=["codecs", "roles", "panel", "pairing", "pairing-code", "duck", "aec", "sync", "dialed", "mdns", "reference"], help="run one part")
     args = parser.parse_args()
     if not SENDSPIN.exists():
         if shutil.which("python3.12") is None and shutil.which("python3.13") is None:
@@ -1102,6 +1164,9 @@ def main():
         if args.only in (None, "pairing"):
             with tempfile.TemporaryDirectory(dir=scratch) as directory:
                 check_pairing(args.binary, directory)
+        if args.only in (None, "pairing-code"):
+            with tempfile.TemporaryDirectory(dir=scratch) as directory:
+                check_pairing_code(args.binary, directory)
         if args.only in (None, "duck"):
             e2e.real_time(lambda directory: check_duck(args.binary, directory), scratch)
         if args.only in (None, "aec"):

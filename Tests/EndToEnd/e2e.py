@@ -285,10 +285,11 @@ class Server:
     """`audiogate serve` on a free 127.0.0.1 port (or `port`): start() waits until /healthz answers
     (and, with capture=True, until capture runs); stop() ends it with SIGTERM, killing it when it
     does not exit within 5 s. Its output goes to the terminal, or to the file `log`. Without
-    `data_dir` its recordings go to a temporary folder removed by stop(), never to the user's home."""
+    `data_dir` its recordings go to a temporary folder removed by stop(), never to the user's home.
+    `env` adds variables (`AUDIOGATE_*` settings) to the inherited environment."""
 
     def __init__(self, binary, device="pulse", *, data_dir=None, port=None, log_level=LOG_LEVEL, log=None,
-                 extra=()):
+                 extra=(), env=None):
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         argv = [str(binary), "serve", "--device", device, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -300,6 +301,7 @@ class Server:
         if log_level:
             argv += ["--log-level", log_level]
         self.argv = argv + list(extra)
+        self.env = {**os.environ, **env} if env else None
         self.log = pathlib.Path(log) if log else None
         self.process = None
 
@@ -308,7 +310,7 @@ class Server:
         False after stopping it when it exited or did not answer within `seconds`."""
         out = open(self.log, "w") if self.log else None
         try:
-            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT if out else None)
+            self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT if out else None, env=self.env)
         finally:
             if out:
                 out.close()

@@ -8,7 +8,9 @@ group receives is appended to the events file as one line: `next`, `volume 40`, 
 With `--strict` it requires pairing, as a server whose operator approves each player: an unpaired
 player gets no activity; each pairing it stores is appended to the events file as `paired CLIENT_ID`.
 `--dial URL` dials a player waiting at URL, and with `--token` (the player's pairing token) pairs it
-by the Pairing PSK method on that dial.
+by the Pairing PSK method on that dial, or with `--code` (the 8 digits an operator would type in)
+by the static pairing code method; a player that holds that attempt until its pairing window opens
+(`client/pair-pending`) is written to the events file as `pending MESSAGE`.
 
 It binds every interface and advertises nothing by multicast DNS; it dials no clients unless
 `--discover` (it browses `_sendspin._tcp` and dials each player it finds, as Music Assistant does)
@@ -16,7 +18,7 @@ or `--dial` is given. Run it inside a private network namespace, as check_sendsp
 .venv-sendspin (aiosendspin and the sendspin package); SIGTERM or SIGINT closes it.
 
     .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE [--discover]
-        [--strict] [--dial URL [--token SP:0...]]
+        [--strict] [--dial URL [--token SP:0... | --code DIGITS]]
 """
 import argparse
 import asyncio
@@ -81,7 +83,7 @@ class RolesServer:
         self.group = None
         self.server = None
 
-    async def run(self, port, discover=False, strict=False, dial=None, token=None):
+    async def run(self, port, discover=False, strict=False, dial=None, token=None, code=None):
         loop = asyncio.get_running_loop()
         store = RecordingPairingStore(self.events) if strict else PartyPairingStore()
         self.server = SendspinServer(loop=loop, identity=Identity.generate(), server_name="audiogate roles e2e",
@@ -94,6 +96,11 @@ class RolesServer:
                 decoded = decode_psk_token(token)
                 attempt = PairingAttempt(method=PairMethod.PAIRING_PSK, pairing_psk=decoded.pairing_psk,
                                          client_id=decoded.client_id)
+            elif code:
+                async def typed():
+                    return code
+                attempt = PairingAttempt(method=PairMethod.STATIC_PAIRING_CODE, pairing_code_provider=typed,
+                                         on_pair_pending=lambda message: print(f"pending {message}", file=self.events))
             self.server.connect_to_client(dial, retry_initial_connection=True, pairing_attempt=attempt)
         stop = asyncio.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
@@ -134,9 +141,10 @@ def main():
     parser.add_argument("--strict", action="store_true", help="require pairing: no activity for an unpaired player")
     parser.add_argument("--dial", help="dial the player waiting at this ws:// URL")
     parser.add_argument("--token", help="pair the dialed player with this pairing token (SP:0...)")
+    parser.add_argument("--code", help="pair the dialed player by the static pairing code method with these digits")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(RolesServer(args.events).run(args.port, args.discover, args.strict, args.dial, args.token))
+    asyncio.run(RolesServer(args.events).run(args.port, args.discover, args.strict, args.dial, args.token, args.code))
 
 
 if __name__ == "__main__":

@@ -32,11 +32,12 @@ enum RouteTable {
     static let segment = Route(.get, "/v1/recordings/{id}/segments/{segment}")
     static let recordingAudio = Route(.get, "/v1/recordings/{id}/{file}")
     static let sendspinCommand = Route(.post, "/v1/sendspin/command")
+    static let sendspinPairing = Route(.post, "/v1/sendspin/pairing")
 
     static let all: [Route] = [
         page, health, document, browserModule, metrics, info, devices, status, capture, playbackSocket, playback, flush,
         volume, setVolume, say, voices, recordings, startRecording, recording, deleteRecording, stopRecording, segment,
-        recordingAudio, sendspinCommand,
+        recordingAudio, sendspinCommand, sendspinPairing,
     ]
 
     /// The routes declared on the path that a canonical path (`RoutePath`) resolves to, one per

@@ -146,11 +146,10 @@ struct NoiseHandshake: Sendable {
 
     /// X25519; a peer key of low order (an all-zero result) fails the handshake.
     private static func dh(_ key: Curve25519.KeyAgreement.PrivateKey, _ peer: Curve25519.KeyAgreement.PublicKey) throws(SendspinError) -> [UInt8] {
-        do {
-            return try key.sharedSecretFromKeyAgreement(with: peer).withUnsafeBytes { Array($0) }
-        } catch {
-            throw SendspinError(.handshake, "X25519 with the peer's key failed")
+        guard let shared = key.agreement(with: Array(peer.rawRepresentation)) else {
+            throw SendspinError(.handshake, "X25519 with the peer's key gave no secret (a key of low order)")
         }
+        return shared
     }
 }
 

@@ -68,6 +68,7 @@ extension SendspinClient {
 
     /// Connection `generation` ended: when it held the player, its playing ends.
     func release(_ generation: UInt64) {
+        pairingWindow.forget(generation)
         let held = state.withLock { state -> Bool in
             guard state.holder?.generation == generation else { return false }
             state.holder = nil

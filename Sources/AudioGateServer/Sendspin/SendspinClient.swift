@@ -16,6 +16,8 @@ public final class SendspinClient: Service, Sendable {
     let logger: Logger
     /// The server's clock.
     public let clock = SendspinClock()
+    /// The operator's gesture the static pairing code waits for.
+    let pairingWindow = SendspinPairingWindow()
     let state: Mutex<State>
 
     /// What the connection knows, for `/v1/status`.

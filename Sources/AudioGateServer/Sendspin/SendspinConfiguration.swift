@@ -21,6 +21,9 @@ public struct SendspinConfiguration: Sendable, Equatable {
     public var codecs: [SendspinCodec] = [.flac, .pcm, .opus]
     /// The Noise suite asked for in `client/init`.
     public var suite = NoiseCipherSuite.chaChaPoly
+    /// The static pairing code (8 digits) a server's operator types in while a pairing window is
+    /// open; nil offers only the Pairing PSK method.
+    public var staticPairingCode: String?
     /// Where the player's key is kept (`--data-dir`).
     public var dataDirectory = ServerConfiguration.defaultDataDirectory
 
@@ -98,6 +101,9 @@ public struct SendspinConfiguration: Sendable, Equatable {
             return "--sendspin-output-delay-ms must be 0-5000"
         }
         guard (1...128).contains(name.utf8.count) else { return "--sendspin-name must be 1-128 bytes" }
+        if let code = staticPairingCode, !SendspinPairingCode.isValid(code) {
+            return "--sendspin-pairing-code must be exactly 8 digits"
+        }
         guard !codecs.isEmpty, Set(codecs).count == codecs.count, codecs.contains(.pcm) || codecs.contains(.flac) else {
             return "--sendspin-codecs must list pcm or flac (and may add opus), each once"
         }

@@ -33,4 +33,7 @@ public enum SendspinErrorCode: String, ErrorCode {
     case timeout
     /// The static key could not be read or written.
     case key
+    /// A pairing exchange that does not add up: a share that is no point on the curve, a code
+    /// that does not match, a failed call of the cryptographic library.
+    case pairing
 }

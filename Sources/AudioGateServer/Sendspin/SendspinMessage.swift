@@ -14,6 +14,10 @@ enum SendspinMessage: Sendable, Equatable {
     case serverState(SendspinServerState)
     /// A re-handshake: Noise message 1 in band, onto the PSK a pairing just made.
     case rehandshake([UInt8])
+    /// `server/pair-auth`: the server's CPace share (`pake_msg_1`).
+    case pairAuth([UInt8])
+    /// `server/pair-confirm`: the server's CPace confirmation tag (`server_kc`).
+    case pairConfirm([UInt8])
     /// `server/pair-finalize`: the server stored the long-term PSK this player sent.
     case pairFinalized
     /// `pair/abort`: the server ended the pairing attempt.
@@ -53,6 +57,16 @@ enum SendspinMessage: Sendable, Equatable {
                     throw SendspinError(.malformedMessage, "noise/handshake data that is not base64url")
                 }
                 return .rehandshake(bytes)
+            case "server/pair-auth":
+                guard let share = Base64URL.decode(try payload(PairAuthPayload.self).share) else {
+                    throw SendspinError(.malformedMessage, "server/pair-auth pake_msg_1 that is not base64url")
+                }
+                return .pairAuth(share)
+            case "server/pair-confirm":
+                guard let tag = Base64URL.decode(try payload(PairConfirmPayload.self).tag) else {
+                    throw SendspinError(.malformedMessage, "server/pair-confirm server_kc that is not base64url")
+                }
+                return .pairConfirm(tag)
             case "server/pair-finalize": return .pairFinalized
             case "pair/abort": return .pairAborted(reason: (try? payload(AbortPayload.self))?.reason.map { String($0.prefix(32)) })
             case "server/unpair": return .unpair
@@ -79,6 +93,14 @@ enum SendspinMessage: Sendable, Equatable {
     private struct CommandPayload: Decodable { var player: SendspinPlayerCommand? }
     private struct HandshakePayload: Decodable { var data: String }
     private struct AbortPayload: Decodable { var reason: String? }
+    private struct PairAuthPayload: Decodable {
+        var share: String
+        enum CodingKeys: String, CodingKey { case share = "pake_msg_1" }
+    }
+    private struct PairConfirmPayload: Decodable {
+        var tag: String
+        enum CodingKeys: String, CodingKey { case tag = "server_kc" }
+    }
 
     /// The decoder's reason in one short line (its descriptions can be long).
     private static func describe(_ error: any Error) -> String {

@@ -15,14 +15,19 @@ enum SendspinOutbound {
     /// The roles offered: a player that also shows what plays and passes on commands.
     static let roles = ["player@v1", "metadata@v1", "controller@v1"]
 
-    /// `client/hello` for `roles`, the player with `formats` in priority order.
-    static func clientHello(name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int) -> String {
+    /// `client/hello` for `roles`, the player with `formats` in priority order; the static pairing
+    /// code is offered when the player has one.
+    static func clientHello(
+        name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int, staticPairingCode: Bool = false
+    ) -> String {
         let support = PlayerSupport(supportedFormats: formats, bufferCapacity: bufferCapacity)
+        var methods = ["pairing_psk": PairMethod()]
+        if staticPairingCode { methods["static_pairing_code"] = PairMethod() }
         return encode(
             "client/hello",
             ClientHello(
                 name: name, deviceInfo: DeviceInfo(productName: "audiogate", softwareVersion: version),
-                supportedRoles: roles, playerSupport: support, supportedPairMethods: ["pairing_psk": PairMethod()],
+                supportedRoles: roles, playerSupport: support, supportedPairMethods: methods,
                 unpairedAccess: UnpairedAccess(enabled: true)))
     }
 
@@ -54,6 +59,26 @@ enum SendspinOutbound {
     /// `client/pair-finalize` of the Pairing PSK method: the long-term PSK this player made for the server.
     static func pairFinalize(longTermPSK: [UInt8]) -> String {
         encode("client/pair-finalize", PairFinalize(longTermPSK: Base64URL.encode(longTermPSK)))
+    }
+
+    /// `client/pair-pending`: the attempt waits for the operator to open a pairing window.
+    static func pairPending(pairingIndex: Int, message: String) -> String {
+        encode("client/pair-pending", PairPending(pairingIndex: pairingIndex, message: message))
+    }
+
+    /// `client/pair-auth`: this player's CPace share.
+    static func pairAuth(share: [UInt8]) -> String {
+        encode("client/pair-auth", PairAuth(pakeMessage: Base64URL.encode(share)))
+    }
+
+    /// `client/pair-confirm`: this player's CPace confirmation tag.
+    static func pairConfirm(tag: [UInt8]) -> String {
+        encode("client/pair-confirm", PairConfirm(clientKC: Base64URL.encode(tag)))
+    }
+
+    /// `client/pair-finalize` of a pairing-code method: the long-term PSK, wrapped under the code's key.
+    static func pairFinalize(wrappedPSK: [UInt8]) -> String {
+        encode("client/pair-finalize", PairFinalizeWrapped(wrappedPSK: Base64URL.encode(wrappedPSK)))
     }
 
     /// `pair/abort`: a pairing activation this player cannot follow.
@@ -117,6 +142,30 @@ enum SendspinOutbound {
     private struct PairFinalize: Encodable {
         var longTermPSK: String
         enum CodingKeys: String, CodingKey { case longTermPSK = "long_term_psk" }
+    }
+
+    private struct PairPending: Encodable {
+        var pairingIndex: Int
+        var message: String
+        enum CodingKeys: String, CodingKey {
+            case pairingIndex = "pairing_index"
+            case message
+        }
+    }
+
+    private struct PairAuth: Encodable {
+        var pakeMessage: String
+        enum CodingKeys: String, CodingKey { case pakeMessage = "pake_msg_2" }
+    }
+
+    private struct PairConfirm: Encodable {
+        var clientKC: String
+        enum CodingKeys: String, CodingKey { case clientKC = "client_kc" }
+    }
+
+    private struct PairFinalizeWrapped: Encodable {
+        var wrappedPSK: String
+        enum CodingKeys: String, CodingKey { case wrappedPSK = "wrapped_psk" }
     }
 
     private struct ClientHello: Encodable {

@@ -45,6 +45,15 @@ struct SendspinSession {
     private var pairingIndex = 0
     /// The long-term PSK sent in `client/pair-finalize`, kept once the server acknowledges it.
     private var pendingPSK: [UInt8]?
+    /// The static-pairing-code attempt in progress.
+    private var codeAttempt: CodeAttempt?
+    /// Where a static-pairing-code attempt stands: its CPace session id until the server's share
+    /// arrives, then the keys its confirmation is checked with.
+    private enum CodeAttempt {
+        case started(sid: [UInt8])
+        case confirming(sid: [UInt8], keys: SendspinCPace.Keys)
+    }
+
     /// The receiving key of a re-handshake, for the connection's receiver.
     private var rekeyed: NoiseCipherState?
     /// The next activation follows a re-handshake: the server gets the player's whole state again.
@@ -110,7 +119,7 @@ struct SendspinSession {
                 .json(
                     SendspinOutbound.clientHello(
                         name: client.configuration.name, version: AudioGateVersion.current, formats: formats,
-                        bufferCapacity: Self.bufferCapacityBytes)))
+                        bufferCapacity: Self.bufferCapacityBytes, staticPairingCode: client.configuration.staticPairingCode != nil)))
             return
         }
         switch message {
@@ -147,14 +156,21 @@ struct SendspinSession {
             if metadata != nil { client.announceMusic() }
         case .rehandshake(let message1):
             try rehandshake(message1)
+        case .pairAuth(let share):
+            try pairAuth(share)
+        case .pairConfirm(let tag):
+            try pairConfirm(tag)
         case .pairFinalized:
             guard let psk = pendingPSK else { return }
             pendingPSK = nil
+            client.pairingWindow.finished(generation, paired: true)
             // Kept before the re-handshake that follows is read: it names this PSK.
             try await identity.trust.pair(serverID: serverID, psk: psk)
             client.logger.info("sendspin: paired with server \(client.state.withLock { $0.serverName } ?? serverID)")
         case .pairAborted(let reason):
             pendingPSK = nil
+            codeAttempt = nil
+            client.pairingWindow.forget(generation)
             client.logger.info("sendspin: the server ended the pairing attempt (\(reason ?? "no reason"))")
         case .unpair:
             guard keys.category == .longTerm else { return }
@@ -193,17 +209,71 @@ struct SendspinSession {
     }
 
     /// A pairing activation: the Pairing PSK method on a session keyed by the Pairing PSK sends a
-    /// fresh long-term PSK at once; any other is refused and the connection stays as it was.
+    /// fresh long-term PSK at once; the static pairing code (when the player has one) starts its
+    /// CPace exchange once a pairing window is open; any other is refused and the connection stays
+    /// as it was.
     private mutating func pair(_ pairing: SendspinActivation.Pairing?) {
         pairingIndex += 1
-        guard pairing?.method == "pairing_psk", keys.category == .pairing else {
+        pendingPSK = nil
+        codeAttempt = nil
+        client.pairingWindow.forget(generation)
+        switch pairing?.method {
+        case "pairing_psk" where keys.category == .pairing:
+            let psk = SendspinTrustStore.randomKey()
+            pendingPSK = psk
+            sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
+            sender.yield(.json(SendspinOutbound.pairFinalize(longTermPSK: psk)))
+        case "static_pairing_code" where client.configuration.staticPairingCode != nil:
+            codeAttempt = .started(sid: SendspinPairingCode.sid(handshakeHash: keys.handshakeHash, pairingIndex: pairingIndex))
+            let waiter = SendspinPairingWindow.Waiter(generation: generation, pairingIndex: pairingIndex, sender: sender)
+            if client.pairingWindow.claim(waiter) {
+                sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
+            } else {
+                sender.yield(.json(SendspinOutbound.pairPending(pairingIndex: pairingIndex, message: Self.pairPendingMessage)))
+                client.logger.info(
+                    "sendspin: \(client.state.withLock { $0.serverName } ?? serverID) asks to pair by the static code: waiting for a pairing window (POST /v1/sendspin/pairing)")
+            }
+        default:
             sender.yield(.json(SendspinOutbound.pairAbort("method_not_supported")))
+        }
+    }
+
+    /// What the server shows its operator while an attempt waits for the pairing window.
+    static let pairPendingMessage = "Open a pairing window on the player: POST /v1/sendspin/pairing"
+
+    /// `server/pair-auth`: answers with this player's CPace share and derives the keys.
+    private mutating func pairAuth(_ share: [UInt8]) throws(SendspinError) {
+        guard case .started(let sid)? = codeAttempt, client.pairingWindow.holds(generation),
+            let code = client.configuration.staticPairingCode
+        else {
+            throw SendspinError(.pairing, "server/pair-auth outside a static pairing-code attempt that holds the pairing window")
+        }
+        let cpace = try SendspinCPace(
+            initiator: false, prs: Array(code.utf8), sid: sid, ad: SendspinPairingCode.clientAD)
+        sender.yield(.json(SendspinOutbound.pairAuth(share: cpace.publicShare)))
+        codeAttempt = .confirming(sid: sid, keys: try cpace.derive(peerShare: share, peerAD: SendspinPairingCode.serverAD))
+    }
+
+    /// `server/pair-confirm`: a server that proves the same code gets this player's tag and a
+    /// long-term PSK wrapped under the code's key; one that does not gets `pairing_code_mismatch`,
+    /// counted against the pairing window.
+    private mutating func pairConfirm(_ tag: [UInt8]) throws(SendspinError) {
+        guard case .confirming(let sid, let cpace)? = codeAttempt else {
+            throw SendspinError(.pairing, "server/pair-confirm outside a static pairing-code attempt")
+        }
+        codeAttempt = nil
+        guard cpace.verify(tag) else {
+            client.pairingWindow.finished(generation, paired: false)
+            sender.yield(.json(SendspinOutbound.pairAbort("pairing_code_mismatch")))
+            client.logger.warning("sendspin: a server tried to pair with a pairing code that does not match this player's")
             return
         }
+        sender.yield(.json(SendspinOutbound.pairConfirm(tag: cpace.tag)))
         let psk = SendspinTrustStore.randomKey()
+        let key = SendspinPairingCode.wrapKey(label: SendspinPairingCode.pskWrapLabel, sid: sid, isk: cpace.isk)
+        let wrapped = try SendspinPairingCode.wrap(psk, key: key, suite: client.state.withLock { $0.suite })
         pendingPSK = psk
-        sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
-        sender.yield(.json(SendspinOutbound.pairFinalize(longTermPSK: psk)))
+        sender.yield(.json(SendspinOutbound.pairFinalize(wrappedPSK: wrapped)))
     }
 
     /// A re-handshake as the responder, bound to the last handshake's hash: message 2 leaves under

@@ -21,6 +21,8 @@ struct SendspinStatus: Encodable, Equatable {
     var paired: Bool
     /// Servers this player is paired with (`audiogate sendspin-token` gives the token to pair).
     var pairedServers: Int
+    /// The static pairing code's window (`POST /v1/sendspin/pairing`); absent without a code.
+    var pairingWindow: SendspinPairingWindow.Status?
     /// The time filter has converged: the player reports itself available and plays chunks.
     var clockConverged: Bool
     /// The filter's standard deviation of that offset, milliseconds.
@@ -64,6 +66,7 @@ extension SendspinClient {
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
             serverName: state.serverName, serverId: state.serverID, activities: state.activities, roles: state.roles, paired: state.paired, pairedServers: state.trust?.pairedServers ?? 0,
+            pairingWindow: configuration.staticPairingCode == nil ? nil : pairingWindow.status,
             clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,

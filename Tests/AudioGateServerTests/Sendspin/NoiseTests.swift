@@ -167,6 +167,25 @@ struct NoiseTests {
         #expect(throws: SendspinError.self) { _ = try responder.readMessage([UInt8](repeating: 0, count: 40)) }
         #expect(throws: SendspinError.self) { _ = try responder.split() }
     }
+
+    @Test("a message 1 whose ephemeral key is of low order fails at once, not on its tag")
+    func lowOrderEphemeral() throws {
+        let serverKey = Curve25519.KeyAgreement.PrivateKey()
+        let playerKey = Curve25519.KeyAgreement.PrivateKey()
+        var initiator = try NoiseHandshake(
+            suite: .chaChaPoly, role: .initiator, staticKey: serverKey, remoteStatic: Array(playerKey.publicKey.rawRepresentation),
+            prologue: [], psk: [UInt8](repeating: 0, count: 32))
+        var message1 = try initiator.writeMessage(Array("{}".utf8))
+        // u = 0 and u = 1: every X25519 with them is all zeros.
+        for point in [[UInt8](repeating: 0, count: 32), [1] + [UInt8](repeating: 0, count: 31)] {
+            message1.replaceSubrange(0..<32, with: point)
+            var responder = try NoiseHandshake(
+                suite: .chaChaPoly, role: .responder, staticKey: playerKey, remoteStatic: Array(serverKey.publicKey.rawRepresentation),
+                prologue: [])
+            let error = #expect(throws: SendspinError.self) { _ = try responder.readMessage(message1) }
+            #expect(error?.message.contains("low order") == true, "\(error?.message ?? "")")
+        }
+    }
 }
 
 extension NoiseTransport {

@@ -6,7 +6,8 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
-/// `POST /v1/sendspin/command` before any server is reached: what it refuses and how.
+/// `POST /v1/sendspin/command` and `POST /v1/sendspin/pairing` before any server is reached: what
+/// they refuse and how.
 @Suite("Sendspin controller route")
 struct SendspinCommandRouteTests {
     private func post(_ client: some TestClientProtocol, _ body: String) async throws -> TestResponse {
@@ -44,6 +45,40 @@ struct SendspinCommandRouteTests {
             let status = try await client.execute(uri: "/v1/status", method: .get)
             let sendspin = status.json["sendspin"] as? [String: Any] ?? [:]
             #expect(sendspin["metadata"] == nil && sendspin["controller"] == nil)
+        }
+    }
+
+    @Test("the pairing window: 404 with the player off, 409 without a static code, open for 300 s with one")
+    func pairingWindow() async throws {
+        let (_, off) = TestServer.make(TestServer.configuration(device: "loopback"))
+        try await off.test(.live) { client in
+            let response = try await client.execute(uri: "/v1/sendspin/pairing", method: .post)
+            #expect(response.status == .notFound)
+            #expect(code(response) == "not_found")
+        }
+        let (_, plain) = TestServer.make(
+            TestServer.configuration(device: "loopback") { $0.sendspin.url = "ws://127.0.0.1:9/sendspin" })
+        try await plain.test(.live) { client in
+            let response = try await client.execute(uri: "/v1/sendspin/pairing", method: .post)
+            #expect(response.status == .conflict)
+            #expect(((response.json["error"] as? [String: Any])?["message"] as? String)?.contains("--sendspin-pairing-code") == true)
+            let status = try await client.execute(uri: "/v1/status", method: .get)
+            #expect((status.json["sendspin"] as? [String: Any])?["pairing_window"] == nil)
+        }
+        let (_, coded) = TestServer.make(
+            TestServer.configuration(device: "loopback") {
+                $0.sendspin.url = "ws://127.0.0.1:9/sendspin"
+                $0.sendspin.staticPairingCode = "24681357"
+            })
+        try await coded.test(.live) { client in
+            let before = try await client.execute(uri: "/v1/status", method: .get)
+            #expect(((before.json["sendspin"] as? [String: Any])?["pairing_window"] as? [String: Any])?["open"] as? Bool == false)
+            let response = try await client.execute(uri: "/v1/sendspin/pairing", method: .post)
+            #expect(response.status == .ok)
+            #expect(response.json["open"] as? Bool == true)
+            #expect((290...300).contains(response.json["seconds_left"] as? Int ?? 0))
+            let after = try await client.execute(uri: "/v1/status", method: .get)
+            #expect(((after.json["sendspin"] as? [String: Any])?["pairing_window"] as? [String: Any])?["open"] as? Bool == true)
         }
     }
 }
