@@ -164,12 +164,15 @@ class RolesServer(ServerProcess):
 
     log_name = "roles-server.log"
 
-    def __init__(self, scratch, port=8927, discover=False, strict=False, dial=None, token=None, code=None):
+    def __init__(self, scratch, port=8927, discover=False, strict=False, dial=None, token=None, code=None,
+                 dynamic_code=None, wrong_first=False):
         super().__init__(scratch, port)
         self.events_file = self.scratch / "controller-events.txt"
         self.discover = discover
         self.options = [*(["--strict"] if strict else []), *(["--dial", dial] if dial else []),
-                        *(["--token", token] if token else []), *(["--code", code] if code else [])]
+                        *(["--token", token] if token else []), *(["--code", code] if code else []),
+                        *(["--dynamic-code", dynamic_code] if dynamic_code else []),
+                        *(["--wrong-first"] if wrong_first else [])]
 
     def argv(self):
         return [str(VENV / "bin/python"), str(ROLES_SERVER), "--port", str(self.port),
@@ -559,6 +562,25 @@ def check_pairing_code(binary, scratch):
               f"pairing code: audiogate is then on the long-term PSK with the player role and the server's track, "
               f"and the window closed (paired {paired.get('paired')}, paired_servers {paired.get('paired_servers')}, "
               f"roles {paired.get('roles')}, window {paired.get('pairing_window')})")
+        server.stop()
+
+        # The dynamic code: the player shows six digits, the operator types them into the server.
+        (scratch / "dynamic").mkdir()
+        server = RolesServer(scratch / "dynamic", strict=True, dial=url, dynamic_code=gate.base + "/v1/status",
+                             wrong_first=True)
+        check(server.start(), "pairing code: a third server dials audiogate to pair by the dynamic code")
+        stored = e2e.wait_for(lambda: [e for e in server.events() if e.startswith("paired ")], 30)
+        typed = [e for e in server.events() if e.startswith("typed ")]
+        shown = [line for line in gate.log_text().splitlines() if "pairing code" in line and "type it into the server" in line]
+        check(stored and len(typed) == 2 and typed[0] != typed[1] and len(shown) == 2 and typed[1][6:9] in shown[-1],
+              f"pairing code: audiogate shows a dynamic code; six other digits are retried in a second round and the "
+              f"shown ones pair ({server.events()}; {len(shown)} rounds logged)")
+        again = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("paired_servers") == 2 and s, 15) or {}
+        check(again.get("paired") is True and again.get("paired_servers") == 2 and again.get("pairing_code") is None
+              and "player@v1" in again.get("roles", []),
+              f"pairing code: audiogate is then paired with that server too, and shows no code any more "
+              f"(paired {again.get('paired')}, paired_servers {again.get('paired_servers')}, pairing_code "
+              f"{again.get('pairing_code')}, roles {again.get('roles')})")
     finally:
         stop_all(point, gate, server)
 

@@ -10,7 +10,11 @@ player gets no activity; each pairing it stores is appended to the events file a
 `--dial URL` dials a player waiting at URL, and with `--token` (the player's pairing token) pairs it
 by the Pairing PSK method on that dial, or with `--code` (the 8 digits an operator would type in)
 by the static pairing code method; a player that holds that attempt until its pairing window opens
-(`client/pair-pending`) is written to the events file as `pending MESSAGE`.
+(`client/pair-pending`) is written to the events file as `pending MESSAGE`. With `--dynamic-code STATUS_URL`
+it pairs by the dynamic pairing code method instead, typing in the digits the player shows at
+STATUS_URL (its /v1/status `sendspin.pairing_code`), as an operator reading them off the device
+would; `--wrong-first` types six other digits in the first round, so the player's retry is run. Each
+code it types is written to the events file as `typed DIGITS`.
 
 It binds every interface and advertises nothing by multicast DNS; it dials no clients unless
 `--discover` (it browses `_sendspin._tcp` and dials each player it finds, as Music Assistant does)
@@ -18,14 +22,16 @@ or `--dial` is given. Run it inside a private network namespace, as check_sendsp
 .venv-sendspin (aiosendspin and the sendspin package); SIGTERM or SIGINT closes it.
 
     .venv-sendspin/bin/python Tests/EndToEnd/sendspin_roles_server.py --port 8927 --events FILE [--discover]
-        [--strict] [--dial URL [--token SP:0... | --code DIGITS]]
+        [--strict] [--dial URL [--token SP:0... | --code DIGITS | --dynamic-code STATUS_URL [--wrong-first]]]
 """
 import argparse
 import asyncio
+import json
 import logging
 import signal
+import urllib.request
 
-from aiosendspin.models.types import MediaCommand, PairMethod
+from aiosendspin.models.types import MediaCommand, PairingCodeFormat, PairMethod
 from aiosendspin.noise import Identity, InMemoryServerPairingStore, decode_psk_token
 from aiosendspin.noise.pairing import PairingAttempt
 from aiosendspin.server import ClientAddedEvent, ClientRemovedEvent, SendspinServer
@@ -82,8 +88,30 @@ class RolesServer:
         self.events = open(events_path, "a", buffering=1)
         self.group = None
         self.server = None
+        self.wrong_first = False
 
-    async def run(self, port, discover=False, strict=False, dial=None, token=None, code=None):
+    async def read_code(self, status_url, typed):
+        """The digits the player shows, read from its /v1/status until they appear (30 s at most);
+        the first round's are replaced by six others when `wrong_first`. The code stays the same
+        for every round of an attempt."""
+        def shown():
+            with urllib.request.urlopen(status_url, timeout=5) as response:
+                return (json.load(response).get("sendspin") or {}).get("pairing_code")
+        for _ in range(300):
+            code = await asyncio.to_thread(shown)
+            if code:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise RuntimeError("the player showed no pairing code")
+        digits = code.replace("-", "")
+        if self.wrong_first and not typed:
+            digits = f"{(int(digits) + 1) % 1_000_000:06d}"
+        typed.append(code)
+        print(f"typed {digits}", file=self.events)
+        return digits
+
+    async def run(self, port, discover=False, strict=False, dial=None, token=None, code=None, dynamic_code=None):
         loop = asyncio.get_running_loop()
         store = RecordingPairingStore(self.events) if strict else PartyPairingStore()
         self.server = SendspinServer(loop=loop, identity=Identity.generate(), server_name="audiogate roles e2e",
@@ -101,6 +129,10 @@ class RolesServer:
                     return code
                 attempt = PairingAttempt(method=PairMethod.STATIC_PAIRING_CODE, pairing_code_provider=typed,
                                          on_pair_pending=lambda message: print(f"pending {message}", file=self.events))
+            elif dynamic_code:
+                rounds = []
+                attempt = PairingAttempt(method=PairMethod.DYNAMIC_PAIRING_CODE, pairing_format=PairingCodeFormat.DIGITS,
+                                         pairing_code_provider=lambda: self.read_code(dynamic_code, rounds))
             self.server.connect_to_client(dial, retry_initial_connection=True, pairing_attempt=attempt)
         stop = asyncio.Event()
         for number in (signal.SIGTERM, signal.SIGINT):
@@ -142,9 +174,13 @@ def main():
     parser.add_argument("--dial", help="dial the player waiting at this ws:// URL")
     parser.add_argument("--token", help="pair the dialed player with this pairing token (SP:0...)")
     parser.add_argument("--code", help="pair the dialed player by the static pairing code method with these digits")
+    parser.add_argument("--dynamic-code", help="pair the dialed player by the dynamic pairing code it shows at this /v1/status URL")
+    parser.add_argument("--wrong-first", action="store_true", help="type six other digits in the first dynamic round")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(RolesServer(args.events).run(args.port, args.discover, args.strict, args.dial, args.token, args.code))
+    server = RolesServer(args.events)
+    server.wrong_first = args.wrong_first
+    asyncio.run(server.run(args.port, args.discover, args.strict, args.dial, args.token, args.code, args.dynamic_code))
 
 
 if __name__ == "__main__":

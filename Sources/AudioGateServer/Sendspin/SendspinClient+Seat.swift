@@ -70,6 +70,7 @@ extension SendspinClient {
     func release(_ generation: UInt64) {
         pairingWindow.forget(generation)
         let held = state.withLock { state -> Bool in
+            if state.pairingCode?.generation == generation { state.pairingCode = nil }
             guard state.holder?.generation == generation else { return false }
             state.holder = nil
             return true

@@ -60,6 +60,14 @@ public final class SendspinClient: Service, Sendable {
         var paired = false
         /// The player's pairings, once its identity is loaded.
         var trust: SendspinTrustStore?
+        /// The dynamic pairing code a connection's attempt shows the operator.
+        var pairingCode: ShownCode?
+    }
+
+    /// A dynamic pairing code on show, and the connection whose attempt it is.
+    struct ShownCode {
+        var generation: UInt64
+        var code: String
     }
 
     /// Hands a `music` message to the capture clients that asked for them.

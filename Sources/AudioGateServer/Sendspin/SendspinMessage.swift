@@ -14,6 +14,8 @@ enum SendspinMessage: Sendable, Equatable {
     case serverState(SendspinServerState)
     /// A re-handshake: Noise message 1 in band, onto the PSK a pairing just made.
     case rehandshake([UInt8])
+    /// `server/pair-init`: the dynamic code's round; the first carries the server's nonce (`nonce_A`).
+    case pairInit(nonceA: [UInt8]?)
     /// `server/pair-auth`: the server's CPace share (`pake_msg_1`).
     case pairAuth([UInt8])
     /// `server/pair-confirm`: the server's CPace confirmation tag (`server_kc`).
@@ -57,6 +59,12 @@ enum SendspinMessage: Sendable, Equatable {
                     throw SendspinError(.malformedMessage, "noise/handshake data that is not base64url")
                 }
                 return .rehandshake(bytes)
+            case "server/pair-init":
+                guard let text = try payload(PairInitPayload.self).nonceA else { return .pairInit(nonceA: nil) }
+                guard let nonce = Base64URL.decode(text) else {
+                    throw SendspinError(.malformedMessage, "server/pair-init nonce_A that is not base64url")
+                }
+                return .pairInit(nonceA: nonce)
             case "server/pair-auth":
                 guard let share = Base64URL.decode(try payload(PairAuthPayload.self).share) else {
                     throw SendspinError(.malformedMessage, "server/pair-auth pake_msg_1 that is not base64url")
@@ -93,6 +101,10 @@ enum SendspinMessage: Sendable, Equatable {
     private struct CommandPayload: Decodable { var player: SendspinPlayerCommand? }
     private struct HandshakePayload: Decodable { var data: String }
     private struct AbortPayload: Decodable { var reason: String? }
+    private struct PairInitPayload: Decodable {
+        var nonceA: String?
+        enum CodingKeys: String, CodingKey { case nonceA = "nonce_A" }
+    }
     private struct PairAuthPayload: Decodable {
         var share: String
         enum CodingKeys: String, CodingKey { case share = "pake_msg_1" }
@@ -126,6 +138,8 @@ struct SendspinActivation: Decodable, Sendable, Equatable {
     struct Pairing: Decodable, Sendable, Equatable {
         /// `pairing_psk`, or a pairing-code method.
         var method: String
+        /// The dynamic code's emission format (`digits`).
+        var format: String?
     }
 
     enum CodingKeys: String, CodingKey {

@@ -21,7 +21,7 @@ enum SendspinOutbound {
         name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int, staticPairingCode: Bool = false
     ) -> String {
         let support = PlayerSupport(supportedFormats: formats, bufferCapacity: bufferCapacity)
-        var methods = ["pairing_psk": PairMethod()]
+        var methods = ["pairing_psk": PairMethod(), "dynamic_pairing_code": PairMethod(outChannels: ["display"], formats: ["digits"])]
         if staticPairingCode { methods["static_pairing_code"] = PairMethod() }
         return encode(
             "client/hello",
@@ -51,9 +51,15 @@ enum SendspinOutbound {
         encode("client/goodbye", Goodbye(reason: reason))
     }
 
-    /// `client/pair-init`: starts the attempt of the `pairingIndex`th pairing activation since the handshake.
-    static func pairInit(pairingIndex: Int) -> String {
-        encode("client/pair-init", PairInit(pairingIndex: pairingIndex))
+    /// `client/pair-init`: starts the attempt of the `pairingIndex`th pairing activation since the
+    /// handshake (with the dynamic code, committing to the player's nonce).
+    static func pairInit(pairingIndex: Int, commit: [UInt8]? = nil) -> String {
+        encode("client/pair-init", PairInit(pairingIndex: pairingIndex, commit: commit.map(Base64URL.encode)))
+    }
+
+    /// `client/pair-retry`: the dynamic code did not match this round; the server may run another.
+    static func pairRetry() -> String {
+        encode("client/pair-retry", Empty())
     }
 
     /// `client/pair-finalize` of the Pairing PSK method: the long-term PSK this player made for the server.
@@ -71,9 +77,9 @@ enum SendspinOutbound {
         encode("client/pair-auth", PairAuth(pakeMessage: Base64URL.encode(share)))
     }
 
-    /// `client/pair-confirm`: this player's CPace confirmation tag.
-    static func pairConfirm(tag: [UInt8]) -> String {
-        encode("client/pair-confirm", PairConfirm(clientKC: Base64URL.encode(tag)))
+    /// `client/pair-confirm`: this player's CPace confirmation tag (and, dynamic, its wrapped nonce).
+    static func pairConfirm(tag: [UInt8], wrappedNonce: [UInt8]? = nil) -> String {
+        encode("client/pair-confirm", PairConfirm(clientKC: Base64URL.encode(tag), wrappedNonce: wrappedNonce.map(Base64URL.encode)))
     }
 
     /// `client/pair-finalize` of a pairing-code method: the long-term PSK, wrapped under the code's key.
@@ -131,13 +137,27 @@ enum SendspinOutbound {
 
     private struct UnpairedAccess: Encodable { var enabled: Bool }
 
-    /// A pairing method's descriptor; the Pairing PSK's optional `locations` hint is not given.
-    private struct PairMethod: Encodable {}
+    /// A pairing method's descriptor: the dynamic code's channels (the player shows it in its
+    /// status and log) and formats; the secret methods' optional `locations` hint is not given.
+    private struct PairMethod: Encodable {
+        var outChannels: [String]?
+        var formats: [String]?
+        enum CodingKeys: String, CodingKey {
+            case outChannels = "out_channels"
+            case formats
+        }
+    }
 
     private struct PairInit: Encodable {
         var pairingIndex: Int
-        enum CodingKeys: String, CodingKey { case pairingIndex = "pairing_index" }
+        var commit: String?
+        enum CodingKeys: String, CodingKey {
+            case pairingIndex = "pairing_index"
+            case commit = "commit_B"
+        }
     }
+
+    private struct Empty: Encodable {}
 
     private struct PairFinalize: Encodable {
         var longTermPSK: String
@@ -160,7 +180,11 @@ enum SendspinOutbound {
 
     private struct PairConfirm: Encodable {
         var clientKC: String
-        enum CodingKeys: String, CodingKey { case clientKC = "client_kc" }
+        var wrappedNonce: String?
+        enum CodingKeys: String, CodingKey {
+            case clientKC = "client_kc"
+            case wrappedNonce = "wrapped_nonce_B"
+        }
     }
 
     private struct PairFinalizeWrapped: Encodable {

@@ -11,11 +11,15 @@ final class SendspinPairingWindow: Sendable {
     static let lifetimeNanoseconds: UInt64 = 300 * 1_000_000_000
     /// Wrong codes a window takes before it closes.
     static let maximumFailures = 5
+    /// Dynamic-code rounds run before the player holds further attempts until a window opens:
+    /// each round is one guess at six digits.
+    static let roundLimit = 20
 
-    /// An attempt waiting for the window: its connection, its `pairing_index` and how to reach it.
+    /// An attempt waiting for the window: its connection, the `client/pair-init` that starts it
+    /// and how to reach it.
     struct Waiter: Sendable {
         var generation: UInt64
-        var pairingIndex: Int
+        var pairInit: String
         var sender: AsyncStream<SendspinConnection.Outgoing>.Continuation
     }
 
@@ -25,6 +29,8 @@ final class SendspinPairingWindow: Sendable {
         /// The connection whose attempt holds the open window.
         var owner: UInt64?
         var waiter: Waiter?
+        /// Dynamic-code rounds since the last pairing or window.
+        var rounds = 0
 
         func isOpen(at now: UInt64) -> Bool { deadline.map { now < $0 } ?? false }
 
@@ -37,18 +43,19 @@ final class SendspinPairingWindow: Sendable {
 
     private let state = Mutex(State())
 
-    /// Opens the window for `lifetimeNanoseconds` (again, if open); an attempt that waited takes it
-    /// and is sent its `client/pair-init`.
+    /// Opens the window for `lifetimeNanoseconds` (again, if open) and lifts the dynamic code's
+    /// round limit; an attempt that waited takes it and is sent its `client/pair-init`.
     func open(now: UInt64 = MonotonicClock.nowNanoseconds()) {
         let waiter = state.withLock { state -> Waiter? in
             state.close()
+            state.rounds = 0
             state.deadline = now + Self.lifetimeNanoseconds
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             state.owner = waiter.generation
             return waiter
         }
-        if let waiter { waiter.sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: waiter.pairingIndex))) }
+        if let waiter { waiter.sender.yield(.json(waiter.pairInit)) }
     }
 
     /// An attempt takes the open window (true), or waits for it (false: the caller says
@@ -82,6 +89,19 @@ final class SendspinPairingWindow: Sendable {
             state.failures += 1
             if state.failures >= Self.maximumFailures { state.close() }
         }
+    }
+
+    /// A dynamic-code round starts.
+    func countRound() {
+        state.withLock { $0.rounds += 1 }
+    }
+
+    /// Whether the dynamic code has run out of rounds until a pairing or a window.
+    var roundLimitReached: Bool { state.withLock { $0.rounds >= Self.roundLimit } }
+
+    /// A dynamic code paired: its rounds start again from none.
+    func resetRounds() {
+        state.withLock { $0.rounds = 0 }
     }
 
     /// The connection is gone (or its server aborted): it neither waits nor holds the window.

@@ -45,15 +45,8 @@ struct SendspinSession {
     private var pairingIndex = 0
     /// The long-term PSK sent in `client/pair-finalize`, kept once the server acknowledges it.
     private var pendingPSK: [UInt8]?
-    /// The static-pairing-code attempt in progress.
-    private var codeAttempt: CodeAttempt?
-    /// Where a static-pairing-code attempt stands: its CPace session id until the server's share
-    /// arrives, then the keys its confirmation is checked with.
-    private enum CodeAttempt {
-        case started(sid: [UInt8])
-        case confirming(sid: [UInt8], keys: SendspinCPace.Keys)
-    }
-
+    /// The pairing-code attempt in progress.
+    private var codePairing: SendspinCodePairing
     /// The receiving key of a re-handshake, for the connection's receiver.
     private var rekeyed: NoiseCipherState?
     /// The next activation follows a re-handshake: the server gets the player's whole state again.
@@ -67,6 +60,7 @@ struct SendspinSession {
         self.client = client
         self.identity = identity
         self.keys = keys
+        self.codePairing = SendspinCodePairing(handshakeHash: keys.handshakeHash)
         self.sender = sender
         self.generation = generation
         self.serverID = serverID
@@ -156,6 +150,8 @@ struct SendspinSession {
             if metadata != nil { client.announceMusic() }
         case .rehandshake(let message1):
             try rehandshake(message1)
+        case .pairInit(let nonceA):
+            try pairRound(nonceA)
         case .pairAuth(let share):
             try pairAuth(share)
         case .pairConfirm(let tag):
@@ -169,8 +165,7 @@ struct SendspinSession {
             client.logger.info("sendspin: paired with server \(client.state.withLock { $0.serverName } ?? serverID)")
         case .pairAborted(let reason):
             pendingPSK = nil
-            codeAttempt = nil
-            client.pairingWindow.forget(generation)
+            endCodePairing()
             client.logger.info("sendspin: the server ended the pairing attempt (\(reason ?? "no reason"))")
         case .unpair:
             guard keys.category == .longTerm else { return }
@@ -210,13 +205,12 @@ struct SendspinSession {
 
     /// A pairing activation: the Pairing PSK method on a session keyed by the Pairing PSK sends a
     /// fresh long-term PSK at once; the static pairing code (when the player has one) starts its
-    /// CPace exchange once a pairing window is open; any other is refused and the connection stays
-    /// as it was.
+    /// CPace exchange once a pairing window is open; the dynamic code commits to a nonce and shows
+    /// its digits once the server's arrives; any other is refused and the connection stays as it was.
     private mutating func pair(_ pairing: SendspinActivation.Pairing?) {
         pairingIndex += 1
         pendingPSK = nil
-        codeAttempt = nil
-        client.pairingWindow.forget(generation)
+        endCodePairing()
         switch pairing?.method {
         case "pairing_psk" where keys.category == .pairing:
             let psk = SendspinTrustStore.randomKey()
@@ -224,56 +218,91 @@ struct SendspinSession {
             sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
             sender.yield(.json(SendspinOutbound.pairFinalize(longTermPSK: psk)))
         case "static_pairing_code" where client.configuration.staticPairingCode != nil:
-            codeAttempt = .started(sid: SendspinPairingCode.sid(handshakeHash: keys.handshakeHash, pairingIndex: pairingIndex))
-            let waiter = SendspinPairingWindow.Waiter(generation: generation, pairingIndex: pairingIndex, sender: sender)
-            if client.pairingWindow.claim(waiter) {
-                sender.yield(.json(SendspinOutbound.pairInit(pairingIndex: pairingIndex)))
+            codePairing.beginStatic(pairingIndex: pairingIndex, code: client.configuration.staticPairingCode ?? "")
+            startOrWait(SendspinOutbound.pairInit(pairingIndex: pairingIndex), method: "the static code")
+        case "dynamic_pairing_code" where pairing?.format == "digits":
+            let pairInit = codePairing.beginDynamic(pairingIndex: pairingIndex)
+            // Each round is a guess at six digits: past the limit only the operator's window lets more run.
+            if client.pairingWindow.roundLimitReached {
+                startOrWait(pairInit, method: "a dynamic code after \(SendspinPairingWindow.roundLimit) rounds")
             } else {
-                sender.yield(.json(SendspinOutbound.pairPending(pairingIndex: pairingIndex, message: Self.pairPendingMessage)))
-                client.logger.info(
-                    "sendspin: \(client.state.withLock { $0.serverName } ?? serverID) asks to pair by the static code: waiting for a pairing window (POST /v1/sendspin/pairing)")
+                sender.yield(.json(pairInit))
             }
         default:
             sender.yield(.json(SendspinOutbound.pairAbort("method_not_supported")))
         }
     }
 
+    /// Sends `pairInit` when the pairing window admits this connection, or says `client/pair-pending`
+    /// and leaves it to the window to send when it opens.
+    private func startOrWait(_ pairInit: String, method: String) {
+        let waiter = SendspinPairingWindow.Waiter(generation: generation, pairInit: pairInit, sender: sender)
+        if client.pairingWindow.claim(waiter) {
+            sender.yield(.json(pairInit))
+            return
+        }
+        sender.yield(.json(SendspinOutbound.pairPending(pairingIndex: pairingIndex, message: Self.pairPendingMessage)))
+        client.logger.info(
+            "sendspin: \(client.state.withLock { $0.serverName } ?? serverID) asks to pair by \(method): waiting for a pairing window (POST /v1/sendspin/pairing)")
+    }
+
     /// What the server shows its operator while an attempt waits for the pairing window.
     static let pairPendingMessage = "Open a pairing window on the player: POST /v1/sendspin/pairing"
 
-    /// `server/pair-auth`: answers with this player's CPace share and derives the keys.
-    private mutating func pairAuth(_ share: [UInt8]) throws(SendspinError) {
-        guard case .started(let sid)? = codeAttempt, client.pairingWindow.holds(generation),
-            let code = client.configuration.staticPairingCode
-        else {
-            throw SendspinError(.pairing, "server/pair-auth outside a static pairing-code attempt that holds the pairing window")
-        }
-        let cpace = try SendspinCPace(
-            initiator: false, prs: Array(code.utf8), sid: sid, ad: SendspinPairingCode.clientAD)
-        sender.yield(.json(SendspinOutbound.pairAuth(share: cpace.publicShare)))
-        codeAttempt = .confirming(sid: sid, keys: try cpace.derive(peerShare: share, peerAD: SendspinPairingCode.serverAD))
+    /// `server/pair-init` of the dynamic code: a round starts, and the player shows its digits.
+    private mutating func pairRound(_ nonceA: [UInt8]?) throws(SendspinError) {
+        let round = try codePairing.serverInit(nonceA: nonceA)
+        client.pairingWindow.countRound()
+        let shown = String(round.code.prefix(3)) + "-" + String(round.code.suffix(3))
+        client.state.withLock { $0.pairingCode = SendspinClient.ShownCode(generation: generation, code: shown) }
+        client.logger.notice(
+            "sendspin: pairing code \(shown) for \(client.state.withLock { $0.serverName } ?? serverID): type it into the server (round \(round.round))")
     }
 
-    /// `server/pair-confirm`: a server that proves the same code gets this player's tag and a
-    /// long-term PSK wrapped under the code's key; one that does not gets `pairing_code_mismatch`,
-    /// counted against the pairing window.
+    /// `server/pair-auth`: answers with this player's CPace share; the static code only while this
+    /// connection holds the pairing window.
+    private mutating func pairAuth(_ share: [UInt8]) throws(SendspinError) {
+        if codePairing.isStatic, !client.pairingWindow.holds(generation) {
+            throw SendspinError(.pairing, "server/pair-auth for the static code without the pairing window")
+        }
+        sender.yield(.json(try codePairing.serverShare(share)))
+    }
+
+    /// `server/pair-confirm`: a server that proves the code gets this player's tag and a long-term
+    /// PSK wrapped under the code's key; a wrong dynamic code gets another round while rounds are
+    /// left; otherwise `pairing_code_mismatch` (a wrong static code counts against the window).
     private mutating func pairConfirm(_ tag: [UInt8]) throws(SendspinError) {
-        guard case .confirming(let sid, let cpace)? = codeAttempt else {
-            throw SendspinError(.pairing, "server/pair-confirm outside a static pairing-code attempt")
-        }
-        codeAttempt = nil
-        guard cpace.verify(tag) else {
-            client.pairingWindow.finished(generation, paired: false)
-            sender.yield(.json(SendspinOutbound.pairAbort("pairing_code_mismatch")))
+        let wasStatic = codePairing.isStatic
+        let suite = client.state.withLock { $0.suite }
+        switch try codePairing.serverConfirm(tag, suite: suite, mayRetry: !client.pairingWindow.roundLimitReached) {
+        case .paired(let messages, let psk):
+            pendingPSK = psk
+            for message in messages { sender.yield(.json(message)) }
+            if !wasStatic { client.pairingWindow.resetRounds() }
+            clearShownCode()
+        case .retry(let message):
+            sender.yield(.json(message))
+            client.logger.warning("sendspin: the server's operator typed a pairing code that does not match; the server may try again")
+        case .mismatch(let message):
+            sender.yield(.json(message))
+            if wasStatic { client.pairingWindow.finished(generation, paired: false) }
+            clearShownCode()
             client.logger.warning("sendspin: a server tried to pair with a pairing code that does not match this player's")
-            return
         }
-        sender.yield(.json(SendspinOutbound.pairConfirm(tag: cpace.tag)))
-        let psk = SendspinTrustStore.randomKey()
-        let key = SendspinPairingCode.wrapKey(label: SendspinPairingCode.pskWrapLabel, sid: sid, isk: cpace.isk)
-        let wrapped = try SendspinPairingCode.wrap(psk, key: key, suite: client.state.withLock { $0.suite })
-        pendingPSK = psk
-        sender.yield(.json(SendspinOutbound.pairFinalize(wrappedPSK: wrapped)))
+    }
+
+    /// Ends this connection's pairing-code attempt: it neither waits for nor holds the window, and
+    /// its code is no longer shown.
+    private mutating func endCodePairing() {
+        codePairing.reset()
+        client.pairingWindow.forget(generation)
+        clearShownCode()
+    }
+
+    private func clearShownCode() {
+        client.state.withLock { state in
+            if state.pairingCode?.generation == generation { state.pairingCode = nil }
+        }
     }
 
     /// A re-handshake as the responder, bound to the last handshake's hash: message 2 leaves under
@@ -294,6 +323,7 @@ struct SendspinSession {
         sender.yield(.rekey(message2, transport.send))
         rekeyed = transport.receive
         keys = Keys(category: key.category, handshakeHash: transport.handshakeHash)
+        codePairing = SendspinCodePairing(handshakeHash: transport.handshakeHash)
         pairingIndex = 0
         resynchronize = true
         client.state.withLock { $0.paired = key.category == .longTerm }

@@ -23,6 +23,8 @@ struct SendspinStatus: Encodable, Equatable {
     var pairedServers: Int
     /// The static pairing code's window (`POST /v1/sendspin/pairing`); absent without a code.
     var pairingWindow: SendspinPairingWindow.Status?
+    /// The dynamic pairing code (`123-456`) to type into the server, while its attempt runs.
+    var pairingCode: String?
     /// The time filter has converged: the player reports itself available and plays chunks.
     var clockConverged: Bool
     /// The filter's standard deviation of that offset, milliseconds.
@@ -66,7 +68,7 @@ extension SendspinClient {
         let player = SendspinStatus(
             listening: configuration.listen?.description, advertised: configuration.listen == nil ? nil : state.advertised,
             serverName: state.serverName, serverId: state.serverID, activities: state.activities, roles: state.roles, paired: state.paired, pairedServers: state.trust?.pairedServers ?? 0,
-            pairingWindow: configuration.staticPairingCode == nil ? nil : pairingWindow.status,
+            pairingWindow: configuration.staticPairingCode == nil ? nil : pairingWindow.status, pairingCode: state.pairingCode?.code,
             clockConverged: clock.isSynchronized,
             clockErrorMs: clock.errorMicroseconds.map { $0 / 1000 }, clockDriftPpm: clock.driftPPM, codec: state.codec, rate: state.format?.sampleRate,
             channels: state.format?.channels, bitDepth: state.format?.bitDepth, volume: state.volume, muted: state.muted,

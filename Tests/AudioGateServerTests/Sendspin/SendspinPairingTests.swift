@@ -109,15 +109,25 @@ struct SendspinPairingTests {
         #expect(try store.resolve(pskID: SendspinTrustStore.pskID(first), category: "lt", serverID: "server-0") == nil)
     }
 
-    @Test("the pairing messages: hello offers pairing_psk, pair-init and pair-finalize, and what the server sends")
+    @Test("the pairing messages: hello offers the Pairing PSK, the dynamic code (and the static one when set), pair-init and pair-finalize, and what the server sends")
     func messages() throws {
         let hello = SendspinOutbound.clientHello(name: "n", version: "1", formats: [], bufferCapacity: 1)
-        #expect(hello.contains(#""supported_pair_methods":{"pairing_psk":{}}"#))
+        #expect(
+            hello.contains(
+                #""supported_pair_methods":{"dynamic_pairing_code":{"formats":["digits"],"out_channels":["display"]},"pairing_psk":{}}"#))
+        let coded = SendspinOutbound.clientHello(name: "n", version: "1", formats: [], bufferCapacity: 1, staticPairingCode: true)
+        #expect(coded.contains(#""pairing_psk":{},"static_pairing_code":{}}"#))
         #expect(SendspinOutbound.pairInit(pairingIndex: 2) == #"{"payload":{"pairing_index":2},"type":"client/pair-init"}"#)
         let psk = Array(repeating: UInt8(1), count: 32)
         #expect(SendspinOutbound.pairFinalize(longTermPSK: psk).contains(#""long_term_psk":"\#(Base64URL.encode(psk))""#))
         func decode(_ text: String) throws -> SendspinMessage { try SendspinMessage.decode(Array(text.utf8)[...]) }
         #expect(try decode(#"{"type":"server/pair-finalize","payload":{}}"#) == .pairFinalized)
+        #expect(try decode(#"{"type":"server/pair-init","payload":{}}"#) == .pairInit(nonceA: nil))
+        #expect(try decode(#"{"type":"server/pair-init","payload":{"nonce_A":"AQID"}}"#) == .pairInit(nonceA: [1, 2, 3]))
+        #expect(try decode(#"{"type":"server/pair-auth","payload":{"pake_msg_1":"AQID"}}"#) == .pairAuth([1, 2, 3]))
+        #expect(try decode(#"{"type":"server/pair-confirm","payload":{"server_kc":"AQID"}}"#) == .pairConfirm([1, 2, 3]))
+        #expect(throws: SendspinError.self) { try decode(#"{"type":"server/pair-auth","payload":{"pake_msg_1":"%%"}}"#) }
+        #expect(throws: SendspinError.self) { try decode(#"{"type":"server/pair-confirm","payload":{}}"#) }
         #expect(try decode(#"{"type":"pair/abort","payload":{"reason":"user_cancelled"}}"#) == .pairAborted(reason: "user_cancelled"))
         #expect(try decode(#"{"type":"server/unpair","payload":{}}"#) == .unpair)
         #expect(try decode(#"{"type":"noise/handshake","payload":{"data":"AAEC"}}"#) == .rehandshake([0, 1, 2]))

@@ -7,7 +7,7 @@ import Testing
 struct SendspinPairingWindowTests {
     private static func waiter(_ generation: UInt64, index: Int = 1) -> (SendspinPairingWindow.Waiter, AsyncStream<SendspinConnection.Outgoing>) {
         let (stream, sender) = AsyncStream.makeStream(of: SendspinConnection.Outgoing.self)
-        return (SendspinPairingWindow.Waiter(generation: generation, pairingIndex: index, sender: sender), stream)
+        return (SendspinPairingWindow.Waiter(generation: generation, pairInit: SendspinOutbound.pairInit(pairingIndex: index), sender: sender), stream)
     }
 
     private static func sent(_ stream: AsyncStream<SendspinConnection.Outgoing>) async -> [String] {
@@ -51,6 +51,20 @@ struct SendspinPairingWindowTests {
             window.finished(UInt64(attempt), paired: false)
         }
         #expect(!window.claim(Self.waiter(9).0, now: 2))
+    }
+
+    @Test("the dynamic code's rounds run out at the limit, and a window or a pairing gives them back")
+    func rounds() {
+        let window = SendspinPairingWindow()
+        for _ in 1..<SendspinPairingWindow.roundLimit { window.countRound() }
+        #expect(!window.roundLimitReached)
+        window.countRound()
+        #expect(window.roundLimitReached)
+        window.open(now: 0)
+        #expect(!window.roundLimitReached)
+        for _ in 0..<SendspinPairingWindow.roundLimit { window.countRound() }
+        window.resetRounds()
+        #expect(!window.roundLimitReached)
     }
 
     @Test("a connection that goes neither waits nor holds the window")
