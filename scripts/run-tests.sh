@@ -40,7 +40,8 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 # PCM, FLAC and Opus at the right pitch and level; then the metadata and controller roles against a
 # small aiosendspin server (and the music events of a capture WebSocket), and the control panel's music
 # row in Chromium; then pairing with a server that requires it (aiosendspin's Pairing PSK method, by the
-# token `audiogate sendspin-token` prints); then its music ducked under a voice upload; then, in the echo room, the music cancelled from the microphone while speech played into
+# token `audiogate sendspin-token` prints; then its static code, behind the pairing window, and its
+# dynamic code, with a wrong round retried); then its music ducked under a voice upload; then, in the echo room, the music cancelled from the microphone while speech played into
 # the room is still detected; then, on a private avahi-daemon, the waiting player published and dialed by a server
 # that found it by mDNS; then two audiogates beside two reference players (`sendspin daemon`), all
 # heard together and audiogate no later than them. (Its sync parts, --only sync and dialed, do not
@@ -49,6 +50,7 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only roles
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only panel
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only pairing
+.venv/bin/python Tests/EndToEnd/check_sendspin.py --only pairing-code
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only duck
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only aec
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only mdns

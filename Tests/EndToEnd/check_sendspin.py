@@ -29,6 +29,12 @@ card.
   player's token the server pairs it by the Pairing PSK method (it stores the pairing, re-handshakes
   onto the long-term PSK, and the player then has player@v1 and the server's track, with
   sendspin-pairings.json kept owner-only); restarted and dialing the server itself, it is still paired;
+- pairing-code: against sendspin_roles_server.py --strict with aiosendspin's own CPace: the static code
+  (AUDIOGATE_SENDSPIN_PAIRING_CODE) waits for the pairing window (the server hears client/pair-pending),
+  runs when POST /v1/sendspin/pairing opens it, refuses another code as a mismatch with nothing stored
+  and the window still open, and pairs with the right one, which closes the window; then the dynamic
+  code: the player shows six digits in /v1/status and its log, six other digits typed in the first
+  round are retried, the shown ones pair, and the code is no longer shown;
 - duck: while `sendspin serve` plays a 440 Hz file, a 2 s 1 kHz voice uploaded with POST /v1/playback
   lowers the music by the `--duck-db` default (15 dB, within 2 dB) for as long as it sounds, the voice
   itself at its own level (within 2 dB), and 1.5 s after the voice the music is back within 1 dB;
@@ -575,7 +581,9 @@ def check_pairing_code(binary, scratch):
         check(stored and len(typed) == 2 and typed[0] != typed[1] and len(shown) == 2 and typed[1][6:9] in shown[-1],
               f"pairing code: audiogate shows a dynamic code; six other digits are retried in a second round and the "
               f"shown ones pair ({server.events()}; {len(shown)} rounds logged)")
-        again = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("paired_servers") == 2 and s, 15) or {}
+        # After pairing the server re-handshakes onto the new PSK and activates the player again.
+        again = e2e.wait_for(lambda: (s := sendspin_status(gate)).get("paired") and s.get("paired_servers") == 2
+                             and "player@v1" in s.get("roles", []) and s, 15) or {}
         check(again.get("paired") is True and again.get("paired_servers") == 2 and again.get("pairing_code") is None
               and "player@v1" in again.get("roles", []),
               f"pairing code: audiogate is then paired with that server too, and shows no code any more "
