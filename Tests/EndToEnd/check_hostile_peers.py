@@ -28,7 +28,8 @@ unanswered (timeout), an 8.5 MB chunk in fragments and a 70 KB JSON message (mes
 WebSocket frame announcing 2 GB and a WebSocket message of 80 KB in continuation frames
 (message_too_large), a re-handshake whose Noise message 1 is random bytes (handshake), a pairing
 activation on the Sentinel PSK (refused with pair/abort, the stream plays on until this server
-closes), text frames after the handshake (malformed_message), and for 3 s small encrypted
+closes), a dynamic pairing-code attempt whose CPace share is a point of low order and a pairing
+confirmation with no attempt (pairing), text frames after the handshake (malformed_message), and for 3 s small encrypted
 messages as fast as they go (tens of thousands) while the chunks keep coming; last an honest server.
 Each connection ends with one line saying why (the flood's: message_flood, the player's budget of
 messages a second spent), audiogate closes every bad one itself
@@ -555,6 +556,8 @@ SENDSPIN_ROUNDS = [
     ("a WebSocket message of 80 KB in continuation frames", True, ("message_too_large:",)),
     ("a re-handshake whose message 1 is noise", True, ("handshake:",)),
     ("a pairing activation on the Sentinel PSK", True, (CLOSED_BY_SERVER,)),
+    ("a pairing-code share of low order", True, ("pairing: the peer's CPace share is a low-order point",)),
+    ("a pairing confirmation out of turn", True, ("pairing: server/pair-confirm outside a pairing-code attempt",)),
     ("a flood of text frames after the handshake", True, ("malformed_message:",)),
     ("a flood of encrypted messages", True, ("message_flood:",)),
     ("an honest server after all that", True, (CLOSED_BY_SERVER,)),
@@ -756,7 +759,9 @@ def check_sendspin_rounds(watch, log_lines, alive, status):
             continue
         lines = connections[number] if number < len(connections) else []
         closing = lines[-1] if lines else ""
-        others = [line for line in lines[:-1] if "sendspin stream:" not in line]
+        # The codec of a stream that started, and the digits of a pairing-code round the server
+        # started (the operator's to read), are said as well.
+        others = [line for line in lines[:-1] if "sendspin stream:" not in line and "type it into the server" not in line]
         check(any(word in closing for word in words) and not others,
               f"{name}: one line says why it closed ({' or '.join(words)}), {len(others)} other Sendspin lines"
               + (f": {closing[closing.find('sendspin'):][:200]}" if closing else ": none"))

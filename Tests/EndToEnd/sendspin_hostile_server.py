@@ -13,6 +13,8 @@ server/time answers, stream/start, 20 ms PCM chunks of silence), then attack:
 - sizes over the limits: an audio chunk of 8.5 MB in fragments (aiosendspin's own fragmenting), a
   70 KB JSON message, a WebSocket frame announcing 2 GB (the frame header written raw), a WebSocket
   message of continuation frames past 64 KB;
+- pairing: an activation on the Sentinel PSK, a dynamic pairing-code attempt whose CPace share is a
+  point of low order, a pairing confirmation with no attempt under way;
 - floods: text frames after the handshake, and thousands of valid encrypted small messages a second
   for a few seconds while the chunks keep coming;
 - last, an honest server that plays.
@@ -340,6 +342,26 @@ async def pairing_on_sentinel(peer, _events):
     return 0
 
 
+def b64url(data):
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+async def pairing_low_order_share(peer, _events):
+    """A dynamic pairing-code attempt whose CPace share is a point of low order (u = 0), which makes
+    every shared secret zero."""
+    await peer.send_json(json.dumps({"type": "server/activate", "payload": {
+        "activities": ["playback", "pairing"], "pairing": {"method": "dynamic_pairing_code", "format": "digits"}}}))
+    await peer.send_json(json.dumps({"type": "server/pair-init", "payload": {"nonce_A": b64url(os.urandom(32))}}))
+    await peer.send_json(json.dumps({"type": "server/pair-auth", "payload": {"pake_msg_1": b64url(bytes(32))}}))
+    return 3
+
+
+async def pairing_confirm_out_of_turn(peer, _events):
+    """A pairing confirmation with no attempt under way."""
+    await peer.send_json(json.dumps({"type": "server/pair-confirm", "payload": {"server_kc": b64url(os.urandom(64))}}))
+    return 3
+
+
 async def text_flood(peer, events):
     """5000 text frames, as fast as they go, after the handshake."""
     sent = 0
@@ -394,6 +416,8 @@ ROUNDS = [
     ("a WebSocket message of 80 KB in continuation frames", True, message_over_limit),
     ("a re-handshake whose message 1 is noise", True, rehandshake_noise),
     ("a pairing activation on the Sentinel PSK", True, pairing_on_sentinel),
+    ("a pairing-code share of low order", True, pairing_low_order_share),
+    ("a pairing confirmation out of turn", True, pairing_confirm_out_of_turn),
     ("a flood of text frames after the handshake", True, text_flood),
     ("a flood of encrypted messages", True, encrypted_flood),
     ("an honest server after all that", True, honest),
