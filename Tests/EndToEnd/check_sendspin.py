@@ -108,6 +108,8 @@ TONE_DB = 20 * np.log10(AMPLITUDE)  # the music's and the voice's peak amplitude
 VOICE_HZ = 1000
 VOICE_RATE = 24000
 VOICE_S = 2
+# The static pairing code the pairing-code and panel parts give audiogate.
+PAIRING_CODE = "24681357"
 
 
 class ServerProcess:
@@ -191,12 +193,12 @@ class RolesServer(ServerProcess):
             return []
 
 
-def start_audiogate(binary, server, scratch, extra=(), device="pulse", data_dir=None):
+def start_audiogate(binary, server, scratch, extra=(), device="pulse", data_dir=None, env=None):
     """audiogate dialing `server`; with `server` a port or `HOST:PORT`, audiogate waiting there for a server to dial it."""
     log = pathlib.Path(scratch) / f"audiogate-{time.monotonic_ns()}.log"
     meet = ["--sendspin-port", str(server)] if isinstance(server, (int, str)) else ["--sendspin-server", server.url]
     return e2e.Server(binary, device, log=log, log_level="info", data_dir=data_dir,
-                      extra=[*meet, "--sendspin-name", "audiogate-test", *extra])
+                      extra=[*meet, "--sendspin-name", "audiogate-test", *extra], env=env)
 
 
 def sendspin_status(gate):
@@ -388,7 +390,8 @@ def check_roles(binary, scratch):
 def check_panel(binary, scratch):
     """The control panel's music row in Chromium while sendspin_roles_server.py holds the player:
     the track, its controls for the commands the server takes, Next reaching the server; off once
-    the server goes."""
+    the server goes. audiogate has a static pairing code, so the pairing row shows its window,
+    which the panel's button opens."""
     from selenium.webdriver.common.by import By
 
     from check_browser import end_browser, open_browser
@@ -399,7 +402,7 @@ def check_panel(binary, scratch):
     point = e2e.mark()
     gate = driver = service = None
     try:
-        gate = start_audiogate(binary, server, scratch)
+        gate = start_audiogate(binary, server, scratch, env={"AUDIOGATE_SENDSPIN_PAIRING_CODE": PAIRING_CODE})
         if not check(gate.start(), "panel: audiogate starts"):
             return
         driver, service = open_browser(scratch)
@@ -419,6 +422,17 @@ def check_panel(binary, scratch):
         landed = e2e.wait_for(lambda: "next" in server.events(), 5)
         logged = e2e.wait_for(lambda: "music: next" in driver.find_element(By.ID, "log").text, 2)
         check(landed and logged, f"panel: Next reaches the server ({server.events()}) and the page logs it")
+
+        def pairing():
+            return driver.find_element(By.ID, "st-pairing").text
+
+        closed = e2e.wait_for(lambda: pairing() == "window closed", 5)
+        check(closed, f"panel: the pairing row shows the static code's window closed ({pairing()!r})")
+        driver.find_element(By.ID, "pairing-open").click()
+        opened = e2e.wait_for(lambda: pairing() in ("window open, 5:00 left", "window open, 4:59 left")
+                              and "pairing: window open" in driver.find_element(By.ID, "log").text, 5)
+        check(opened and (sendspin_status(gate).get("pairing_window") or {}).get("open") is True,
+              f"panel: its button opens the window, which the row and /v1/status then show ({pairing()!r})")
         server.stop()
         gone = e2e.wait_for(lambda: row().startswith("not connected") and not controls.is_displayed(), 15)
         check(gone, f"panel: with the server gone the row says not connected and the controls hide ({row()!r})")
@@ -510,9 +524,6 @@ def check_pairing(binary, scratch):
         stop_all(point, gate, server)
 
 
-PAIRING_CODE = "24681357"
-
-
 def check_pairing_code(binary, scratch):
     """The static pairing code against a server that requires pairing (sendspin_roles_server.py
     --strict --code, aiosendspin's own CPace and pairing flow): with no pairing window open the
@@ -529,9 +540,8 @@ def check_pairing_code(binary, scratch):
     gate = server = None
     try:
         # The code in the environment, as deploy/README.md advises: the process list shows argv.
-        gate = e2e.Server(binary, "pulse", log=scratch / "audiogate.log", log_level="info", data_dir=data,
-                          extra=["--sendspin-port", f"127.0.0.1:{port}", "--sendspin-name", "audiogate-test"],
-                          env={"AUDIOGATE_SENDSPIN_PAIRING_CODE": PAIRING_CODE})
+        gate = start_audiogate(binary, f"127.0.0.1:{port}", scratch, data_dir=data,
+                               env={"AUDIOGATE_SENDSPIN_PAIRING_CODE": PAIRING_CODE})
         if not check(gate.start(), "pairing code: audiogate starts with a static pairing code, waiting for servers"):
             return
         window = sendspin_status(gate).get("pairing_window") or {}
