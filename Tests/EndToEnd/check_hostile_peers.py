@@ -782,29 +782,19 @@ def check_sendspin_rounds(watch, log_lines, alive, status):
           f"({before and round(before, 1)} -> {after and round(after, 1)} MB)")
 
 
-async def run_part(attempt, binary, scratch):
-    """One part through e2e.attempts(): run again once when it failed while the CPU was stolen."""
-    for run in e2e.attempts():
-        point = e2e.mark()
-        await attempt(binary, scratch)
-        print(f"steal over the attempt: {run.describe()}", flush=True)
-        if not e2e.failures_since(point) or not run.retry():
-            break
-        e2e.rewind(point)
-
-
-async def main():
+def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     e2e.add_binary_argument(parser)
     parser.add_argument("--only", choices=["snapcast", "sendspin"], help="run one part")
     args = parser.parse_args()
+    # Each part is one real-time attempt, run again once when it failed while the CPU was stolen.
     with tempfile.TemporaryDirectory(prefix="audiogate-hostile-") as scratch:
         if args.only in (None, "snapcast"):
-            await run_part(snapcast_attempt, args.binary, scratch)
+            e2e.real_time(lambda directory: asyncio.run(snapcast_attempt(args.binary, directory)), scratch, report=True)
         if args.only in (None, "sendspin") and sendspin_available():
-            await run_part(sendspin_attempt, args.binary, scratch)
+            e2e.real_time(lambda directory: asyncio.run(sendspin_attempt(args.binary, directory)), scratch, report=True)
     e2e.finish()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()
