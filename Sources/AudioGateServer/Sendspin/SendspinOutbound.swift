@@ -64,7 +64,7 @@ enum SendspinOutbound {
 
     /// `client/pair-finalize` of the Pairing PSK method: the long-term PSK this player made for the server.
     static func pairFinalize(longTermPSK: [UInt8]) -> String {
-        encode("client/pair-finalize", PairFinalize(longTermPSK: Base64URL.encode(longTermPSK)))
+        encode("client/pair-finalize", PairFinalize(longTermPSK: Base64URL.encode(longTermPSK), wrappedPSK: nil))
     }
 
     /// `client/pair-pending`: the attempt waits for the operator to open a pairing window.
@@ -84,7 +84,7 @@ enum SendspinOutbound {
 
     /// `client/pair-finalize` of a pairing-code method: the long-term PSK, wrapped under the code's key.
     static func pairFinalize(wrappedPSK: [UInt8]) -> String {
-        encode("client/pair-finalize", PairFinalizeWrapped(wrappedPSK: Base64URL.encode(wrappedPSK)))
+        encode("client/pair-finalize", PairFinalize(longTermPSK: nil, wrappedPSK: Base64URL.encode(wrappedPSK)))
     }
 
     /// `pair/abort`: a pairing activation this player cannot follow.
@@ -159,9 +159,14 @@ enum SendspinOutbound {
 
     private struct Empty: Encodable {}
 
+    /// The PSK in the clear (Pairing PSK method) or wrapped under a code's key.
     private struct PairFinalize: Encodable {
-        var longTermPSK: String
-        enum CodingKeys: String, CodingKey { case longTermPSK = "long_term_psk" }
+        var longTermPSK: String?
+        var wrappedPSK: String?
+        enum CodingKeys: String, CodingKey {
+            case longTermPSK = "long_term_psk"
+            case wrappedPSK = "wrapped_psk"
+        }
     }
 
     private struct PairPending: Encodable {
@@ -185,11 +190,6 @@ enum SendspinOutbound {
             case clientKC = "client_kc"
             case wrappedNonce = "wrapped_nonce_B"
         }
-    }
-
-    private struct PairFinalizeWrapped: Encodable {
-        var wrappedPSK: String
-        enum CodingKeys: String, CodingKey { case wrappedPSK = "wrapped_psk" }
     }
 
     private struct ClientHello: Encodable {
