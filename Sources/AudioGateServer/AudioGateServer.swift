@@ -38,7 +38,7 @@ public struct AudioGateServer: Sendable {
         speech = SpeechService()
         snapcast = Self.snapcastClient(configuration: configuration, engine: engine, logger: logger)
         snapcastMetrics = snapcast == nil ? nil : SnapcastMetrics(registry: metrics.registry)
-        sendspin = Self.sendspinClient(configuration: configuration, engine: engine, logger: logger)
+        sendspin = Self.sendspinClient(configuration: configuration, engine: engine, speech: speech, logger: logger)
         sendspinMetrics = sendspin == nil ? nil : SendspinMetrics(registry: metrics.registry)
     }
 

@@ -33,8 +33,9 @@ card.
   (AUDIOGATE_SENDSPIN_PAIRING_CODE) waits for the pairing window (the server hears client/pair-pending),
   runs when POST /v1/sendspin/pairing opens it, refuses another code as a mismatch with nothing stored
   and the window still open, and pairs with the right one, which closes the window; then the dynamic
-  code: the player shows six digits in /v1/status and its log, six other digits typed in the first
-  round are retried, the shown ones pair, and the code is no longer shown;
+  code: the player shows six digits in /v1/status and its log and says them on its loudspeaker (heard
+  in the null sink), six other digits typed in the first round are retried, the shown ones pair, and
+  the code is no longer shown;
 - duck: while `sendspin serve` plays a 440 Hz file, a 2 s 1 kHz voice uploaded with POST /v1/playback
   lowers the music by the `--duck-db` default (15 dB, within 2 dB) for as long as it sounds, the voice
   itself at its own level (within 2 dB), and 1.5 s after the voice the music is back within 1 dB;
@@ -537,7 +538,7 @@ def check_pairing_code(binary, scratch):
     port = e2e.free_port()
     url = f"ws://127.0.0.1:{port}/sendspin"
     point = e2e.mark()
-    gate = server = None
+    gate = server = recorder = None
     try:
         # The code in the environment, as deploy/README.md advises: the process list shows argv.
         gate = start_audiogate(binary, f"127.0.0.1:{port}", scratch, data_dir=data,
@@ -580,7 +581,10 @@ def check_pairing_code(binary, scratch):
               f"roles {paired.get('roles')}, window {paired.get('pairing_window')})")
         server.stop()
 
-        # The dynamic code: the player shows six digits, the operator types them into the server.
+        # The dynamic code: the player shows six digits (and says them on its loudspeaker), the
+        # operator types them into the server.
+        recorder = e2e.Recorder()
+        heard_from = time.monotonic()
         (scratch / "dynamic").mkdir()
         server = RolesServer(scratch / "dynamic", strict=True, dial=url, dynamic_code=gate.base + "/v1/status",
                              wrong_first=True)
@@ -599,8 +603,26 @@ def check_pairing_code(binary, scratch):
               f"pairing code: audiogate is then paired with that server too, and shows no code any more "
               f"(paired {again.get('paired')}, paired_servers {again.get('paired_servers')}, pairing_code "
               f"{again.get('pairing_code')}, roles {again.get('roles')})")
+        # Each of the two rounds says "Pairing code: 3 1 3 5 4 4" on the null sink, 2-3 s of speech.
+        spoken = e2e.wait_for(lambda: speech_seconds(recorder, heard_from) >= 2, 15)
+        check(spoken and "could not be said" not in gate.log_text(),
+              f"pairing code: audiogate says the code on its loudspeaker ({speech_seconds(recorder, heard_from):.1f} s "
+              f"above -40 dBFS in the sink)")
     finally:
+        if recorder:
+            recorder.stop()
         stop_all(point, gate, server)
+
+
+def speech_seconds(recorder, since):
+    """Seconds of the null sink's monitor from `since` (monotonic) whose 100 ms windows are above -40 dBFS."""
+    x, t0 = recorder.samples()
+    x = x[max(0, int((since - t0) * RATE)):]
+    windows = x[: len(x) // 4800 * 4800].reshape(-1, 4800)
+    if not len(windows):
+        return 0.0
+    rms = np.sqrt(np.mean(windows ** 2, axis=1))
+    return float(np.sum(20 * np.log10(np.maximum(rms, 1e-9)) > -40)) * 0.1
 
 
 def tone_level(x, frequency):

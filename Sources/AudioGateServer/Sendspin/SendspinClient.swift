@@ -72,14 +72,20 @@ public final class SendspinClient: Service, Sendable {
 
     /// Hands a `music` message to the capture clients that asked for them.
     let announce: @Sendable (String) -> Void
+    /// Says a text on the loudspeaker (the dynamic pairing code).
+    let speak: @Sendable (String) async throws -> Void
+    /// The playback stream the dynamic pairing code is said on.
+    static let pairingCodeStream = "sendspin-pairing"
 
     public init(
         configuration: SendspinConfiguration, mixer: PlaybackMixer, logger: Logger,
+        speak: @escaping @Sendable (String) async throws -> Void = { _ in },
         announce: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.mixer = mixer
         self.logger = logger
+        self.speak = speak
         self.announce = announce
         state = Mutex(State(outputDelayMilliseconds: configuration.outputDelayMilliseconds, suite: configuration.suite))
     }

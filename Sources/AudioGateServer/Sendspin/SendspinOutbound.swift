@@ -21,7 +21,7 @@ enum SendspinOutbound {
         name: String, version: String, formats: [SendspinFormat], bufferCapacity: Int, staticPairingCode: Bool = false
     ) -> String {
         let support = PlayerSupport(supportedFormats: formats, bufferCapacity: bufferCapacity)
-        var methods = ["pairing_psk": PairMethod(), "dynamic_pairing_code": PairMethod(outChannels: ["display"], formats: ["digits"])]
+        var methods = ["pairing_psk": PairMethod(), "dynamic_pairing_code": PairMethod(outChannels: ["display", "speaker"], formats: ["digits"])]
         if staticPairingCode { methods["static_pairing_code"] = PairMethod() }
         return encode(
             "client/hello",
@@ -138,7 +138,7 @@ enum SendspinOutbound {
     private struct UnpairedAccess: Encodable { var enabled: Bool }
 
     /// A pairing method's descriptor: the dynamic code's channels (the player shows it in its
-    /// status and log) and formats; the secret methods' optional `locations` hint is not given.
+    /// status and log, and says it on its loudspeaker) and formats; the secret methods' optional `locations` hint is not given.
     private struct PairMethod: Encodable {
         var outChannels: [String]?
         var formats: [String]?

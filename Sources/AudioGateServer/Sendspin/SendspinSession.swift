@@ -257,6 +257,16 @@ struct SendspinSession {
         client.state.withLock { $0.pairingCode = SendspinClient.ShownCode(generation: generation, code: shown) }
         client.logger.notice(
             "sendspin: pairing code \(shown) for \(client.state.withLock { $0.serverName } ?? serverID): type it into the server (round \(round.round))")
+        // Said digit by digit, on a task of its own: synthesis takes longer than a message may wait.
+        let spoken = "Pairing code: " + round.code.map(String.init).joined(separator: " ")
+        let client = client
+        Task {
+            do {
+                try await client.speak(spoken)
+            } catch {
+                client.logger.warning("sendspin: the pairing code could not be said on the loudspeaker: \(error)")
+            }
+        }
     }
 
     /// `server/pair-auth`: answers with this player's CPace share; the static code only while this

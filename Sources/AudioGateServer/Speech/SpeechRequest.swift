@@ -23,6 +23,14 @@ struct SpeechRequest: Sendable {
         var stream: String?
     }
 
+    /// A text the server speaks of its own accord (the Sendspin pairing code), in the default voice.
+    init(text: String, stream: String) {
+        self.text = text
+        self.voice = "en-us"
+        self.rate = 1
+        self.stream = stream
+    }
+
     /// Parses the body; `queryStream` is a validated `?stream=` that names the stream instead of the
     /// body's (both given and different is a 400).
     init(json: Data, queryStream: String? = nil) throws(SpeechError) {

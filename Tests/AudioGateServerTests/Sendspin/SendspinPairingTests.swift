@@ -114,7 +114,7 @@ struct SendspinPairingTests {
         let hello = SendspinOutbound.clientHello(name: "n", version: "1", formats: [], bufferCapacity: 1)
         #expect(
             hello.contains(
-                #""supported_pair_methods":{"dynamic_pairing_code":{"formats":["digits"],"out_channels":["display"]},"pairing_psk":{}}"#))
+                #""supported_pair_methods":{"dynamic_pairing_code":{"formats":["digits"],"out_channels":["display","speaker"]},"pairing_psk":{}}"#))
         let coded = SendspinOutbound.clientHello(name: "n", version: "1", formats: [], bufferCapacity: 1, staticPairingCode: true)
         #expect(coded.contains(#""pairing_psk":{},"static_pairing_code":{}}"#))
         #expect(SendspinOutbound.pairInit(pairingIndex: 2) == #"{"payload":{"pairing_index":2},"type":"client/pair-init"}"#)
