@@ -110,6 +110,9 @@ cat >"$root/etc/default/audiogate" <<'EOF'
 #AUDIOGATE_ALLOW_ORIGIN=
 #AUDIOGATE_ALLOW_HOST=
 #AUDIOGATE_RETENTION_HOURS=24
+# The Sendspin player's static pairing code (8 digits), for a server that requires pairing; it is a
+# secret, so here rather than on a command line. POST /v1/sendspin/pairing opens its window.
+#AUDIOGATE_SENDSPIN_PAIRING_CODE=
 EOF
 # The token may be in it: readable by root (systemd reads it for the unit) and nobody else.
 chmod 600 "$root/etc/default/audiogate"

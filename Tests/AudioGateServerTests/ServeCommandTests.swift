@@ -77,7 +77,7 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("a bad --sendspin-server or --sendspin-port, both at once, a bad stream name, output delay or codec list is refused at once, flags and variables alike")
+    @Test("a bad --sendspin-server or --sendspin-port, both at once, a bad stream name, output delay, codec list or pairing code is refused at once, flags and variables alike")
     func badSendspin() throws {
         try #require(FileManager.default.isExecutableFile(atPath: TestServer.binary), "build the server first: swift build")
         let server = ["--sendspin-server", "ws://127.0.0.1:8927/sendspin"]
@@ -92,6 +92,8 @@ struct ServeCommandTests {
             (["--sendspin-port", "host:port"], [:], "--sendspin-port must be PORT or HOST:PORT"),
             ([], ["AUDIOGATE_SENDSPIN_PORT": "70000"], "--sendspin-port must be PORT or HOST:PORT with a port of 1-65535"),
             (server + ["--sendspin-port", "8928"], [:], "--sendspin-server and --sendspin-port are two ways"),
+            (server + ["--sendspin-pairing-code", "1234567"], [:], "--sendspin-pairing-code must be exactly 8 digits"),
+            (server, ["AUDIOGATE_SENDSPIN_PAIRING_CODE": "1234-5678"], "--sendspin-pairing-code must be exactly 8 digits"),
         ]
         for (flags, environment, message) in cases {
             let (status, stderr) = try Self.run(
