@@ -1,5 +1,3 @@
-import Crypto
-
 /// One connection's pairing-code attempt, the static code's and the dynamic code's, as a state
 /// machine: each transition takes what the server sent and returns what to send back, which the
 /// session carries out with the player-wide pairing window and round count.
@@ -79,7 +77,7 @@ struct SendspinCodePairing {
     mutating func beginDynamic(pairingIndex: Int, nonce: [UInt8] = SendspinTrustStore.randomKey()) -> String {
         self.pairingIndex = pairingIndex
         state = .committed(nonceB: nonce)
-        return SendspinOutbound.pairInit(pairingIndex: pairingIndex, commit: Array(SHA256.hash(data: Self.commitLabel + nonce)))
+        return SendspinOutbound.pairInit(pairingIndex: pairingIndex, commit: SHA256Bytes.of(Self.commitLabel + nonce))
     }
 
     /// `server/pair-init`: the first carries the server's nonce, which gives the code; each later
@@ -148,7 +146,7 @@ struct SendspinCodePairing {
     /// The six digits: SHA-256 over the label, the handshake hash and both nonces, as a big-endian
     /// number, modulo 10^6.
     static func digits(handshakeHash: [UInt8], nonceA: [UInt8], nonceB: [UInt8]) -> String {
-        let digest = SHA256.hash(data: deriveLabel + handshakeHash + nonceA + nonceB)
+        let digest = SHA256Bytes.of(deriveLabel + handshakeHash + nonceA + nonceB)
         let value = digest.reduce(0) { ($0 * 256 + Int($1)) % 1_000_000 }
         let text = String(value)
         return String(repeating: "0", count: dynamicDigits - text.count) + text

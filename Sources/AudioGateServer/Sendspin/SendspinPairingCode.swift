@@ -24,7 +24,7 @@ enum SendspinPairingCode {
 
     /// A key of its own for each wrapped field: SHA-256 over the label, the session id and the ISK.
     static func wrapKey(label: [UInt8], sid: [UInt8], isk: [UInt8]) -> [UInt8] {
-        Array(SHA256.hash(data: label + sid + isk))
+        SHA256Bytes.of(label + sid + isk)
     }
 
     /// The negotiated suite's AEAD under `key` with a zero nonce (each key wraps one field once):
