@@ -126,13 +126,18 @@ public struct DeviceClock: Sendable {
     /// how far the report was from the line in nanoseconds (0 for a report that anchors).
     @discardableResult
     public mutating func update(frame: UInt64, at now: UInt64, rate: Int) -> Double {
+        update(position: Double(frame), at: now, rate: rate)
+    }
+
+    /// Reports that the (fractional) device frame `position` is at the card's edge at `now`.
+    @discardableResult
+    public mutating func update(position: Double, at now: UInt64, rate: Int) -> Double {
         guard rate > 0 else { return 0 }
         if rate != self.rate {
             self.rate = rate
             anchored = false
         }
         let nominal = 1e9 / Double(rate)
-        let position = Double(frame)
         guard anchored else {
             runs &+= 1
             anchor(position, at: Double(now), nominal: nominal)
@@ -164,8 +169,13 @@ public struct DeviceClock: Sendable {
 
     /// Monotonic nanoseconds at which device frame `frame` is at the card's edge; nil until dated.
     public func time(ofFrame frame: UInt64) -> Double? {
+        time(ofPosition: Double(frame))
+    }
+
+    /// Monotonic nanoseconds at which the (fractional) device frame `position` is at the card's edge.
+    public func time(ofPosition position: Double) -> Double? {
         guard anchored else { return nil }
-        return anchorTime + (Double(frame) - anchorFrame) * nanosecondsPerFrame
+        return anchorTime + (position - anchorFrame) * nanosecondsPerFrame
     }
 
     /// The device frame (fractional) at the card's edge at `time` (monotonic ns); nil until dated.

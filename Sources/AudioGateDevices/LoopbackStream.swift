@@ -73,6 +73,8 @@ final class LoopbackStream: PCMStream {
         }
     }
 
+    var datesByPointer: Bool { false }
+
     func delay() throws(ALSAError) -> Int {
         switch direction {
         case .capture: Int(max(0, card.nowFrame - readPosition))

@@ -12,6 +12,7 @@ public final class PCMHandle: PCMStream {
     public let direction: PCMDirection
     /// What the card accepted.
     public let negotiated: NegotiatedFormat
+    public let datesByPointer: Bool
     private let pcm: OpaquePointer
     /// Kept for `setWakeThreshold`, so changing it later allocates nothing.
     private let software: OpaquePointer
@@ -39,6 +40,7 @@ public final class PCMHandle: PCMStream {
         }
         self.software = software
         self.pcm = handle
+        datesByPointer = snd_pcm_type(handle) == SND_PCM_TYPE_IOPLUG
         self.name = name
         self.direction = direction
     }

@@ -18,6 +18,9 @@ public protocol PCMStream: AnyObject {
     func available() throws(ALSAError) -> Int
     /// Frames between the application pointer and the speaker or microphone.
     func delay() throws(ALSAError) -> Int
+    /// Whether the buffer pointer dates the stream better than `delay`: an ALSA I/O plugin (a sound
+    /// server's `pulse` device) reports as delay its server's interpolated estimate.
+    var datesByPointer: Bool { get }
     /// Recovers from an xrun.
     func prepare() throws(ALSAError)
     /// Resumes after a suspend; throws `.wouldBlock` while the device is still waking.

@@ -46,6 +46,8 @@ public final class PlaybackLoop: DeviceLoop {
         /// A buffer found empty counts as a hole only once a whole buffer has been written since the
         /// device (re)started; before that it is empty because it is new.
         var filledAt: UInt64 = 0
+        /// A sound server plugin's dating, by its pointer.
+        var pointer = PointerDating()
     }
 
     func initialState() -> TransferState { TransferState() }
@@ -55,12 +57,14 @@ public final class PlaybackLoop: DeviceLoop {
         state.pendingOffset = 0
         state.blockedMilliseconds = 0
         state.filledAt = state.framesWritten + UInt64(buffers.bufferFrames)
+        state.pointer.reset()
         // Whatever sat in the old device's buffer is gone: nothing is ahead of the speaker.
         source.playbackProgress(framesWritten: state.framesWritten, clock: DeviceClock(tuning: Self.clockTuning))
     }
 
     func resumed(after error: ALSAError, buffers: DeviceBuffers, state: inout TransferState) {
         state.filledAt = state.framesWritten + UInt64(buffers.bufferFrames)
+        state.pointer.reset()
     }
 
     func transfer(
@@ -72,6 +76,7 @@ public final class PlaybackLoop: DeviceLoop {
             {
                 // The dropped buffer holds only silence: nothing will be ahead of the speaker.
                 clock.reset()
+                state.pointer.reset()
                 source.playbackProgress(framesWritten: state.framesWritten, clock: clock)
                 try sleepWhileUnused(stream, demand: demand, inUse: { source.needsDevice })
                 state.idle.reset()
@@ -80,6 +85,7 @@ public final class PlaybackLoop: DeviceLoop {
                 return
             }
             let available = try stream.available()
+            if stream.datesByPointer { datePointer(stream, available: available, buffers: io, clock: &clock, state: &state) }
             // The pulse plugin reports an underrun only if its notice arrives before the next
             // write, so a buffer found played out is counted here as well.
             if available >= io.bufferFrames - 1, state.framesWritten >= state.filledAt {
@@ -110,24 +116,59 @@ public final class PlaybackLoop: DeviceLoop {
         state.pendingOffset += written
         state.pendingFrames -= written
         state.framesWritten += UInt64(written)
-        let delay = (try? stream.delay()) ?? 0
-        // A zero delay is reported while the buffer is not running: it dates nothing.
-        if delay > 0, UInt64(delay) <= state.framesWritten {
-            let anchors = clock.anchors
-            let now = MonotonicClock.nowNanoseconds()
-            let error = clock.update(frame: state.framesWritten - UInt64(delay), at: now, rate: io.format.rate)
-            // Each report against the dated line: the raw material for tuning the loop to a device.
-            logger.trace(
-                "playback clock report",
-                metadata: ["frame": "\(state.framesWritten - UInt64(delay))", "delay": "\(delay)", "now": "\(now)", "error_us": "\(Int(error / 1000))"])
-            if clock.anchors != anchors {
-                logger.debug(
-                    "playback clock anchored",
-                    metadata: ["frame": "\(state.framesWritten - UInt64(delay))", "now": "\(now)", "anchors": "\(clock.anchors)"])
-            }
+        if !stream.datesByPointer {
+            dateByDelay(stream, rate: io.format.rate, clock: &clock, framesWritten: state.framesWritten)
         }
         source.playbackProgress(framesWritten: state.framesWritten, clock: clock)
         monitor.update { $0.frames = state.framesWritten }
+    }
+
+    /// Dates the device by its delay after a write: the card's own count of what is still ahead
+    /// of the speaker.
+    private func dateByDelay(_ stream: any PCMStream, rate: Int, clock: inout DeviceClock, framesWritten: UInt64) {
+        let delay = (try? stream.delay()) ?? 0
+        // A zero delay is reported while the buffer is not running: it dates nothing.
+        if delay > 0, UInt64(delay) <= framesWritten {
+            let anchors = clock.anchors
+            let now = MonotonicClock.nowNanoseconds()
+            let error = clock.update(frame: framesWritten - UInt64(delay), at: now, rate: rate)
+            // Each report against the dated line: the raw material for tuning the loop to a device.
+            logger.trace(
+                "playback clock report",
+                metadata: ["frame": "\(framesWritten - UInt64(delay))", "delay": "\(delay)", "now": "\(now)", "error_us": "\(Int(error / 1000))"])
+            if clock.anchors != anchors {
+                logger.debug(
+                    "playback clock anchored",
+                    metadata: ["frame": "\(framesWritten - UInt64(delay))", "now": "\(now)", "anchors": "\(clock.anchors)"])
+            }
+        }
+    }
+
+    /// Dates a sound server plugin's device by its pointer (`PointerDating`), read as the loop wakes.
+    private func datePointer(
+        _ stream: any PCMStream, available: Int, buffers io: DeviceBuffers, clock: inout DeviceClock,
+        state: inout TransferState
+    ) {
+        let now = MonotonicClock.nowNanoseconds()
+        let taken = Int64(state.framesWritten) + Int64(available) - Int64(io.bufferFrames)
+        let delay = (try? stream.delay()) ?? 0
+        // Before the buffer runs, the delay is zero and the pointer has not moved.
+        guard taken >= 0, delay > 0, UInt64(delay) <= state.framesWritten else { return }
+        guard
+            let report = state.pointer.observe(
+                pointer: UInt64(taken), delayed: state.framesWritten - UInt64(delay), at: now, clock: clock,
+                rate: io.format.rate)
+        else { return }
+        let anchors = clock.anchors
+        let error = clock.update(position: report.frame, at: report.time, rate: io.format.rate)
+        logger.trace(
+            "playback clock report",
+            metadata: ["frame": "\(report.frame)", "pointer": "\(taken)", "latency": "\(state.pointer.latency ?? 0)", "now": "\(report.time)", "error_us": "\(Int(error / 1000))"])
+        if clock.anchors != anchors {
+            logger.debug(
+                "playback clock anchored",
+                metadata: ["frame": "\(report.frame)", "now": "\(report.time)", "anchors": "\(clock.anchors)"])
+        }
     }
 
     func report(_ status: DeviceStatus) {

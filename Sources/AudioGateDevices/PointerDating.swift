@@ -1,0 +1,146 @@
+/// Dates playback through a sound server's ALSA plugin (`pulse`) by its buffer pointer, with the
+/// server's latency taken from the reported delay over half a minute.
+///
+/// The plugin's `snd_pcm_delay` is libpulse's interpolated estimate, and each stream's interpolation
+/// wanders on its own by tenths of a millisecond for seconds at a time (docs/benchmarks.md), which
+/// a delay-locked loop over it follows. Its buffer pointer is not interpolated: it moves when the
+/// server takes data from the stream, in the same render for every stream of a sink, and the loop
+/// wakes when it moves. So the pointer carries the rate and phase: of each group of steps the one
+/// seen earliest against the line (the least delayed by scheduling on the way here) is reported.
+/// The delay carries only the constant between the pointer and the speaker (the sink's latency, and
+/// the pointer's origin and its phase against the server's requests), read at each report: the
+/// median of the last `latencyReports` readings, which the interpolation's bumps of a few seconds
+/// do not move. A real move of the latency (the server growing a sink's buffer) of `moveSeconds`
+/// or more shows in every reading for `moveReports` groups in a row and restarts the median from
+/// them. In a stream's first 10-20 s the interpolation itself is milliseconds off, each stream its
+/// own way (docs/benchmarks.md): those readings place the line while they are all there is, as a
+/// loop over the delay would, and are dropped `provisionalSeconds` after the first report.
+struct PointerDating: Sendable {
+    /// A group of pointer steps this long gives one report.
+    static let groupNanoseconds: UInt64 = 250_000_000
+    /// The latency is the median of this many groups' readings: 30 s.
+    static let latencyReports = 120
+    /// Readings this far from the median on one side, `moveReports` in a row, are a real move.
+    static let moveSeconds = 0.002
+    static let moveReports = 12
+    /// A step this much earlier than the line is not a render seen late but a request made early
+    /// (the server asking ahead of its render): it is left out of the group's choice.
+    static let earlyNanoseconds = 2_000_000.0
+    /// The median starts over this long after the stream's first report.
+    static let provisionalSeconds = 15.0
+
+    /// The earliest step of the group so far against the line.
+    private var best: (error: Double, pointer: UInt64, latency: Double, time: UInt64)?
+    private var groupStart: UInt64 = 0
+    private var lastPointer: UInt64?
+    /// The last `latencyReports` readings of pointer minus delayed position, oldest overwritten.
+    private var latencies: [Double]
+    private var sorted: [Double]
+    private var latencyCount = 0
+    private var latencyNext = 0
+    /// Readings in a row beyond `moveSeconds` from the median, and on which side.
+    private var moved = 0
+    private var movedAbove = false
+    /// When the first group closed since the reset, and whether the median has started over since.
+    private var firstReport: UInt64?
+    private var settled = false
+    /// The median of `latencies`, in frames; nil before the first group closes.
+    private(set) var latency: Double?
+
+    init() {
+        latencies = Array(repeating: 0, count: Self.latencyReports)
+        sorted = latencies
+    }
+
+    /// Forgets the pointer and the latency (a reopen, an xrun, a restart after idling).
+    mutating func reset() {
+        best = nil
+        lastPointer = nil
+        latencyCount = 0
+        latencyNext = 0
+        moved = 0
+        firstReport = nil
+        settled = false
+        latency = nil
+    }
+
+    /// One read of the plugin, right after the loop woke: `pointer` is the frames the server has
+    /// taken, `delayed` the frames written less the delay, both at `now`. Returns the report for
+    /// the clock (a fractional device frame and its time) when a group closes.
+    mutating func observe(
+        pointer: UInt64, delayed: UInt64, at now: UInt64, clock: DeviceClock, rate: Int
+    ) -> (frame: Double, time: UInt64)? {
+        defer { lastPointer = pointer }
+        // Only a moved pointer dates anything: a read between the server's requests shows a step
+        // already past, by however long ago.
+        guard let lastPointer, pointer != lastPointer else { return nil }
+        guard pointer > lastPointer else {
+            reset()
+            return nil
+        }
+        let position = Double(pointer)
+        let nominal = 1e9 / Double(rate)
+        let expected = clock.time(ofPosition: position - (latency ?? 0)) ?? position * nominal
+        let error = Double(now) - expected
+        let reading = position - Double(delayed)
+        if best == nil { groupStart = now }
+        let early = clock.isAnchored && error < -Self.earlyNanoseconds
+        if !early, best.map({ error < $0.error }) ?? true {
+            best = (error, pointer, reading, now)
+        }
+        guard now &- groupStart >= Self.groupNanoseconds, let chosen = best else { return nil }
+        best = nil
+        let first = firstReport ?? chosen.time
+        firstReport = first
+        if !settled, Double(chosen.time &- first) >= Self.provisionalSeconds * 1e9 {
+            settled = true
+            restartWindow(keeping: 0)
+        }
+        record(chosen.latency, rate: rate)
+        guard let latency else { return nil }
+        return (Double(chosen.pointer) - latency, chosen.time)
+    }
+
+    private mutating func record(_ reading: Double, rate: Int) {
+        if let latency, abs(reading - latency) > Self.moveSeconds * Double(rate) {
+            let above = reading > latency
+            moved = moved > 0 && above == movedAbove ? moved + 1 : 1
+            movedAbove = above
+        } else {
+            moved = 0
+        }
+        append(reading)
+        if moved >= Self.moveReports { restartWindow(keeping: Self.moveReports) }
+        updateMedian()
+    }
+
+    /// Keeps only the last `count` readings: those since a move began.
+    private mutating func restartWindow(keeping count: Int) {
+        let recent = (0..<min(count, latencyCount)).map {
+            latencies[(latencyNext - 1 - $0 + Self.latencyReports) % Self.latencyReports]
+        }
+        latencyCount = 0
+        latencyNext = 0
+        moved = 0
+        for value in recent.reversed() { append(value) }
+    }
+
+    private mutating func append(_ reading: Double) {
+        latencies[latencyNext] = reading
+        latencyNext = (latencyNext + 1) % Self.latencyReports
+        latencyCount = min(latencyCount + 1, Self.latencyReports)
+    }
+
+    private mutating func updateMedian() {
+        let count = latencyCount
+        latencies.withUnsafeBufferPointer { source in
+            sorted.withUnsafeMutableBufferPointer { target in
+                for index in 0..<count { target[index] = source[index] }
+                var window = UnsafeMutableBufferPointer(rebasing: target[0..<count])
+                window.sort()
+                latency = count % 2 == 1
+                    ? window[count / 2] : (window[count / 2 - 1] + window[count / 2]) / 2
+            }
+        }
+    }
+}
