@@ -167,6 +167,16 @@ public struct DeviceClock: Sendable {
         return error
     }
 
+    /// Starts the line over from this report within the same run (a source of dating that has
+    /// just learnt where the speaker is): unlike `reset`, not a new run of the device.
+    public mutating func restart(position: Double, at now: UInt64, rate: Int) {
+        guard anchored, rate == self.rate else {
+            update(position: position, at: now, rate: rate)
+            return
+        }
+        anchor(position, at: Double(now), nominal: 1e9 / Double(rate))
+    }
+
     /// Monotonic nanoseconds at which device frame `frame` is at the card's edge; nil until dated.
     public func time(ofFrame frame: UInt64) -> Double? {
         time(ofPosition: Double(frame))

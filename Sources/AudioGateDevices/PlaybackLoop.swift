@@ -152,13 +152,21 @@ public final class PlaybackLoop: DeviceLoop {
         let now = MonotonicClock.nowNanoseconds()
         let taken = Int64(state.framesWritten) + Int64(available) - Int64(io.bufferFrames)
         let delay = (try? stream.delay()) ?? 0
-        // Before the buffer runs, the delay is zero and the pointer has not moved.
-        guard taken >= 0, delay > 0, UInt64(delay) <= state.framesWritten else { return }
+        // Before the buffer runs the pointer has not moved; until libpulse's first timing update the
+        // delay is zero, which says nothing.
+        guard taken >= 0 else { return }
+        let delayed = delay > 0 && UInt64(delay) <= state.framesWritten ? state.framesWritten - UInt64(delay) : nil
         guard
             let report = state.pointer.observe(
-                pointer: UInt64(taken), delayed: state.framesWritten - UInt64(delay), at: now, clock: clock,
+                pointer: UInt64(taken), delayed: delayed, at: now, period: io.periodFrames, clock: clock,
                 rate: io.format.rate)
         else { return }
+        if report.restart {
+            clock.restart(position: report.frame, at: report.time, rate: io.format.rate)
+            logger.debug(
+                "playback clock restarted by the first delay", metadata: ["frame": "\(report.frame)", "latency": "\(state.pointer.latency ?? 0)"])
+            return
+        }
         let anchors = clock.anchors
         let error = clock.update(position: report.frame, at: report.time, rate: io.format.rate)
         logger.trace(

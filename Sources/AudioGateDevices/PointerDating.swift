@@ -14,7 +14,11 @@
 /// or more shows in every reading for `moveReports` groups in a row and restarts the median from
 /// them. In a stream's first 10-20 s the interpolation itself is milliseconds off, each stream its
 /// own way (docs/benchmarks.md): those readings place the line while they are all there is, as a
-/// loop over the delay would, and are dropped `provisionalSeconds` after the first report.
+/// loop over the delay would, and are dropped `provisionalSeconds` after the first report. Before
+/// its first timing update (up to 2 s into a stream) the plugin reports no delay at all: the pointer
+/// alone dates the speaker then, a period ahead of it (the plugin asks the server to request a
+/// period at a time, so what it has requested leads what it has played by about that), and the
+/// first reading starts the line over.
 struct PointerDating: Sendable {
     /// A group of pointer steps this long gives one report.
     static let groupNanoseconds: UInt64 = 250_000_000
@@ -22,15 +26,20 @@ struct PointerDating: Sendable {
     static let latencyReports = 120
     /// Readings this far from the median on one side, `moveReports` in a row, are a real move.
     static let moveSeconds = 0.002
-    static let moveReports = 12
-    /// A step this much earlier than the line is not a render seen late but a request made early
-    /// (the server asking ahead of its render): it is left out of the group's choice.
+    static let moveReports = 32
+    /// A step this much earlier than the group's median is not a render seen late but a request
+    /// made early (the server asking ahead of its render): it is left out of the group's choice.
     static let earlyNanoseconds = 2_000_000.0
+    /// At most this many steps in a group are weighed (a 10 ms render gives 25).
+    static let groupCapacity = 64
     /// The median starts over this long after the stream's first report.
     static let provisionalSeconds = 15.0
 
-    /// The earliest step of the group so far against the line.
-    private var best: (error: Double, pointer: UInt64, latency: Double, time: UInt64)?
+    /// The group's steps so far, each against the line, and a scratch copy of their errors.
+    private var steps: [Step]
+    private var errors: [Double]
+    private var stepCount = 0
+    private typealias Step = (error: Double, pointer: UInt64, latency: Double?, time: UInt64)
     private var groupStart: UInt64 = 0
     private var lastPointer: UInt64?
     /// The last `latencyReports` readings of pointer minus delayed position, oldest overwritten.
@@ -50,11 +59,13 @@ struct PointerDating: Sendable {
     init() {
         latencies = Array(repeating: 0, count: Self.latencyReports)
         sorted = latencies
+        steps = Array(repeating: (0, 0, nil, 0), count: Self.groupCapacity)
+        errors = Array(repeating: 0, count: Self.groupCapacity)
     }
 
     /// Forgets the pointer and the latency (a reopen, an xrun, a restart after idling).
     mutating func reset() {
-        best = nil
+        stepCount = 0
         lastPointer = nil
         latencyCount = 0
         latencyNext = 0
@@ -65,11 +76,13 @@ struct PointerDating: Sendable {
     }
 
     /// One read of the plugin, right after the loop woke: `pointer` is the frames the server has
-    /// taken, `delayed` the frames written less the delay, both at `now`. Returns the report for
-    /// the clock (a fractional device frame and its time) when a group closes.
+    /// taken, `delayed` the frames written less the delay (nil while the plugin reports none), both
+    /// at `now`; `period` is the frames the server requests at a time. Returns the report for the
+    /// clock (a fractional device frame and its time) when a group closes, and whether it starts
+    /// the line over.
     mutating func observe(
-        pointer: UInt64, delayed: UInt64, at now: UInt64, clock: DeviceClock, rate: Int
-    ) -> (frame: Double, time: UInt64)? {
+        pointer: UInt64, delayed: UInt64?, at now: UInt64, period: Int, clock: DeviceClock, rate: Int
+    ) -> (frame: Double, time: UInt64, restart: Bool)? {
         defer { lastPointer = pointer }
         // Only a moved pointer dates anything: a read between the server's requests shows a step
         // already past, by however long ago.
@@ -80,25 +93,53 @@ struct PointerDating: Sendable {
         }
         let position = Double(pointer)
         let nominal = 1e9 / Double(rate)
-        let expected = clock.time(ofPosition: position - (latency ?? 0)) ?? position * nominal
+        let expected = clock.time(ofPosition: position - (latency ?? Double(period))) ?? position * nominal
         let error = Double(now) - expected
-        let reading = position - Double(delayed)
-        if best == nil { groupStart = now }
-        let early = clock.isAnchored && error < -Self.earlyNanoseconds
-        if !early, best.map({ error < $0.error }) ?? true {
-            best = (error, pointer, reading, now)
+        let reading = delayed.map { position - Double($0) }
+        if stepCount == 0 { groupStart = now }
+        if stepCount < Self.groupCapacity {
+            steps[stepCount] = (error, pointer, reading, now)
+            stepCount += 1
         }
-        guard now &- groupStart >= Self.groupNanoseconds, let chosen = best else { return nil }
-        best = nil
+        guard now &- groupStart >= Self.groupNanoseconds else { return nil }
+        let chosen = earliest()
+        stepCount = 0
         let first = firstReport ?? chosen.time
         firstReport = first
         if !settled, Double(chosen.time &- first) >= Self.provisionalSeconds * 1e9 {
             settled = true
             restartWindow(keeping: 0)
         }
-        record(chosen.latency, rate: rate)
-        guard let latency else { return nil }
-        return (Double(chosen.pointer) - latency, chosen.time)
+        let measured = latency != nil
+        if let reading = chosen.latency { record(reading, rate: rate) }
+        return (
+            Double(chosen.pointer) - (latency ?? Double(period)), chosen.time,
+            !measured && latency != nil && clock.isAnchored
+        )
+    }
+
+    /// The group's earliest step against the line, leaving out any more than `earlyNanoseconds`
+    /// before the group's median (judged against the group, not the line, so that a line that is
+    /// itself off still hears of every step).
+    private mutating func earliest() -> Step {
+        let count = stepCount
+        let median = steps.withUnsafeBufferPointer { source in
+            errors.withUnsafeMutableBufferPointer { target in
+                for index in 0..<count { target[index] = source[index].error }
+                var window = UnsafeMutableBufferPointer(rebasing: target[0..<count])
+                window.sort()
+                return window[count / 2]
+            }
+        }
+        var chosen = steps[0]
+        var found = false
+        for index in 0..<count where steps[index].error >= median - Self.earlyNanoseconds {
+            if !found || steps[index].error < chosen.error {
+                chosen = steps[index]
+                found = true
+            }
+        }
+        return chosen
     }
 
     private mutating func record(_ reading: Double, rate: Int) {

@@ -41,7 +41,7 @@ struct PointerDatingTests {
                 // The speaker has not reached frame 0 yet: the plugin reports no delay then.
                 guard delayed >= 0 else { continue }
                 if let report = dating.observe(
-                    pointer: pointer, delayed: UInt64(delayed.rounded()), at: UInt64(now), clock: clock,
+                    pointer: pointer, delayed: UInt64(delayed.rounded()), at: UInt64(now), period: 480, clock: clock,
                     rate: PointerDatingTests.rate)
                 {
                     clock.update(position: report.frame, at: report.time, rate: PointerDatingTests.rate)
@@ -97,14 +97,72 @@ struct PointerDatingTests {
         #expect(abs(error) < 100, "still \(error) µs off at 25 s")
     }
 
-    @Test("a real move of the server's latency by 5 ms is followed within 8 s")
+    @Test("a real move of the server's latency by 5 ms is followed within 12 s, a bump of 3 ms for 5 s is not")
     func followsRealMove() {
+        var moved = Server()
+        moved.run(renders: 0..<2000)
+        moved.latency += 0.005 * Double(Self.rate)
+        moved.run(renders: 2000..<3200)
+        let error = moved.error(at: 3200 * Self.render)
+        #expect(abs(error) < 100, "still \(error) µs off 12 s after the move")
+        var bumped = Server()
+        var steady = Server()
+        let bump = 0.003 * Double(Self.rate)
+        bumped.run(renders: 0..<5000)
+        steady.run(renders: 0..<5000)
+        bumped.run(renders: 5000..<6500) { $0 >= 51 && $0 < 56 ? bump : 0 }
+        steady.run(renders: 5000..<6500)
+        #expect(bumped.clock.anchors == steady.clock.anchors)
+        let moved5 = abs(bumped.error(at: 6500 * Self.render) - steady.error(at: 6500 * Self.render))
+        #expect(moved5 < 30, "the bump moved the dating by \(moved5) µs")
+    }
+
+    @Test("until the plugin reports a delay the pointer dates the speaker a period ahead; the first delay restarts the line once")
+    func datesByPointerUntilFirstDelay() {
+        var dating = PointerDating()
+        var clock = DeviceClock(tuning: .playback)
+        var now: UInt64 = 1_000_000_000
+        var restarts = 0
+        var reports = 0
+        for step in 0..<400 {
+            now += 10_000_000
+            let pointer = UInt64(step) * 480
+            // libpulse's first timing update 2 s into the stream: no delay before it.
+            let delayed: UInt64? = step < 200 || pointer < 470 ? nil : pointer - 470
+            guard
+                let report = dating.observe(
+                    pointer: pointer, delayed: delayed, at: now, period: 480, clock: clock, rate: 48000)
+            else { continue }
+            reports += 1
+            // The group's earliest step is the one reported.
+            let reported = Double((report.time - 1_000_000_000) / 10_000_000 - 1) * 480
+            if report.restart {
+                restarts += 1
+                #expect(report.frame == reported - 470)
+                clock.restart(position: report.frame, at: report.time, rate: 48000)
+            } else {
+                if restarts == 0 { #expect(report.frame == reported - 480) }
+                clock.update(position: report.frame, at: report.time, rate: 48000)
+            }
+        }
+        #expect(reports == 15)
+        #expect(restarts == 1)
+        #expect(clock.runs == 1)
+        #expect(dating.latency == 470)
+    }
+
+    @Test("a line dating the speaker 5 ms late, so that every step looks early, still hears of them and starts over within 3 s")
+    func recoversFromLateLine() {
         var server = Server()
         server.run(renders: 0..<2000)
-        server.latency += 0.005 * Double(Self.rate)
-        server.run(renders: 2000..<2800)
-        let error = server.error(at: 2800 * Self.render)
-        #expect(abs(error) < 100, "still \(error) µs off 8 s after the move")
+        let frame = UInt64(2000) * Self.render
+        let late = server.truth(Double(frame)) + 5_000_000
+        server.clock.restart(position: Double(frame), at: UInt64(late), rate: Self.rate)
+        let anchors = server.clock.anchors
+        server.run(renders: 2000..<2300)
+        #expect(server.clock.anchors == anchors + 1)
+        let error = server.error(at: 2300 * Self.render)
+        #expect(abs(error) < 200, "still \(error) µs off 3 s later")
     }
 
     @Test("a pointer that goes back starts over: no report until a new group has closed")
@@ -115,7 +173,8 @@ struct PointerDatingTests {
         var reports = 0
         for step in 0..<60 {
             now += 10_000_000
-            if dating.observe(pointer: UInt64(step) * 480, delayed: UInt64(step) * 480, at: now, clock: clock, rate: 48000)
+            if dating.observe(
+                pointer: UInt64(step) * 480, delayed: UInt64(step) * 480, at: now, period: 480, clock: clock, rate: 48000)
                 != nil
             {
                 reports += 1
@@ -123,7 +182,7 @@ struct PointerDatingTests {
         }
         #expect(reports == 2)
         #expect(dating.latency == 0)
-        #expect(dating.observe(pointer: 480, delayed: 0, at: now + 10_000_000, clock: clock, rate: 48000) == nil)
+        #expect(dating.observe(pointer: 480, delayed: 0, at: now + 10_000_000, period: 480, clock: clock, rate: 48000) == nil)
         #expect(dating.latency == nil)
     }
 }

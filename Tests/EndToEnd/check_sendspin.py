@@ -56,8 +56,10 @@ card.
   median offset is within +-0.1 ms and the 95th percentile of |offset| at most 0.25 ms. The players
   keep their devices running (`--device-idle-ms 0`) and the server starts 20 s after them: the
   ALSA pulse plugin's delay is libpulse's interpolated timing, milliseconds off for a new stream's
-  first 10-20 s, each stream its own way, which no card's delay is (docs/benchmarks.md measures the
-  cold start too).
+  first 10-40 s, each stream its own way, which no card's delay is (docs/benchmarks.md measures the
+  cold start too). Not yet met in every run: when a stream's interpolation takes longer than the
+  20 s to settle, the latency the players read from it is still moving in the window; so
+  scripts/run-tests.sh runs the other parts only until then.
 
 - reference: the two audiogates beside two `sendspin daemon`s (the reference player, through
   PortAudio), all four told apart by level: every pair is heard within 200 ms for 90 % of the
