@@ -151,11 +151,14 @@ public final class PlaybackLoop: DeviceLoop {
     ) {
         let now = MonotonicClock.nowNanoseconds()
         let taken = Int64(state.framesWritten) + Int64(available) - Int64(io.bufferFrames)
-        let delay = (try? stream.delay()) ?? 0
-        // Before the buffer runs the pointer has not moved; until libpulse's first timing update the
-        // delay is zero, which says nothing.
+        // Before the buffer runs the pointer has not moved.
         guard taken >= 0 else { return }
-        let delayed = delay > 0 && UInt64(delay) <= state.framesWritten ? state.framesWritten - UInt64(delay) : nil
+        let written = state.framesWritten
+        // Until libpulse's first timing update the delay is zero, which says nothing.
+        let delayed = { () -> UInt64? in
+            let delay = (try? stream.delay()) ?? 0
+            return delay > 0 && UInt64(delay) <= written ? written - UInt64(delay) : nil
+        }
         guard
             let report = state.pointer.observe(
                 pointer: UInt64(taken), delayed: delayed, at: now, period: io.periodFrames, clock: clock,

@@ -12,7 +12,7 @@
 /// median of the last `latencyReports` readings, which the interpolation's bumps of a few seconds
 /// do not move. A real move of the latency (the server growing a sink's buffer) of `moveSeconds`
 /// or more shows in every reading for `moveReports` groups in a row and restarts the median from
-/// them. In a stream's first 10-20 s the interpolation itself is milliseconds off, each stream its
+/// them. In a stream's first 10-40 s the interpolation itself is milliseconds off, each stream its
 /// own way (docs/benchmarks.md): those readings place the line while they are all there is, as a
 /// loop over the delay would, and are dropped `provisionalSeconds` after the first report. Before
 /// its first timing update (up to 2 s into a stream) the plugin reports no delay at all: the pointer
@@ -76,12 +76,12 @@ struct PointerDating: Sendable {
     }
 
     /// One read of the plugin, right after the loop woke: `pointer` is the frames the server has
-    /// taken, `delayed` the frames written less the delay (nil while the plugin reports none), both
-    /// at `now`; `period` is the frames the server requests at a time. Returns the report for the
-    /// clock (a fractional device frame and its time) when a group closes, and whether it starts
-    /// the line over.
+    /// taken at `now`; `delayed` reads the frames written less the delay (nil while the plugin
+    /// reports none), asked only when the pointer moved; `period` is the frames the server requests
+    /// at a time. Returns the report for the clock (a fractional device frame and its time) when a
+    /// group closes, and whether it starts the line over.
     mutating func observe(
-        pointer: UInt64, delayed: UInt64?, at now: UInt64, period: Int, clock: DeviceClock, rate: Int
+        pointer: UInt64, delayed: () -> UInt64?, at now: UInt64, period: Int, clock: DeviceClock, rate: Int
     ) -> (frame: Double, time: UInt64, restart: Bool)? {
         defer { lastPointer = pointer }
         // Only a moved pointer dates anything: a read between the server's requests shows a step
@@ -95,7 +95,7 @@ struct PointerDating: Sendable {
         let nominal = 1e9 / Double(rate)
         let expected = clock.time(ofPosition: position - (latency ?? Double(period))) ?? position * nominal
         let error = Double(now) - expected
-        let reading = delayed.map { position - Double($0) }
+        let reading = delayed().map { position - Double($0) }
         if stepCount == 0 { groupStart = now }
         if stepCount < Self.groupCapacity {
             steps[stepCount] = (error, pointer, reading, now)
@@ -123,14 +123,8 @@ struct PointerDating: Sendable {
     /// itself off still hears of every step).
     private mutating func earliest() -> Step {
         let count = stepCount
-        let median = steps.withUnsafeBufferPointer { source in
-            errors.withUnsafeMutableBufferPointer { target in
-                for index in 0..<count { target[index] = source[index].error }
-                var window = UnsafeMutableBufferPointer(rebasing: target[0..<count])
-                window.sort()
-                return window[count / 2]
-            }
-        }
+        let steps = self.steps
+        let median = Self.median(count, of: { steps[$0].error }, scratch: &errors, upper: true)
         var chosen = steps[0]
         var found = false
         for index in 0..<count where steps[index].error >= median - Self.earlyNanoseconds {
@@ -157,13 +151,14 @@ struct PointerDating: Sendable {
 
     /// Keeps only the last `count` readings: those since a move began.
     private mutating func restartWindow(keeping count: Int) {
-        let recent = (0..<min(count, latencyCount)).map {
-            latencies[(latencyNext - 1 - $0 + Self.latencyReports) % Self.latencyReports]
+        let kept = min(count, latencyCount)
+        for index in 0..<kept {
+            sorted[index] = latencies[(latencyNext - kept + index + Self.latencyReports) % Self.latencyReports]
         }
-        latencyCount = 0
-        latencyNext = 0
+        for index in 0..<kept { latencies[index] = sorted[index] }
+        latencyCount = kept
+        latencyNext = kept % Self.latencyReports
         moved = 0
-        for value in recent.reversed() { append(value) }
     }
 
     private mutating func append(_ reading: Double) {
@@ -173,15 +168,20 @@ struct PointerDating: Sendable {
     }
 
     private mutating func updateMedian() {
-        let count = latencyCount
-        latencies.withUnsafeBufferPointer { source in
-            sorted.withUnsafeMutableBufferPointer { target in
-                for index in 0..<count { target[index] = source[index] }
-                var window = UnsafeMutableBufferPointer(rebasing: target[0..<count])
-                window.sort()
-                latency = count % 2 == 1
-                    ? window[count / 2] : (window[count / 2 - 1] + window[count / 2]) / 2
-            }
+        let latencies = self.latencies
+        latency = Self.median(latencyCount, of: { latencies[$0] }, scratch: &sorted, upper: false)
+    }
+
+    /// The median of the `count` values `value(0..<count)`, sorted in `scratch` so that the device
+    /// thread allocates nothing; of two middle values, the upper one (`upper`) or their mean.
+    private static func median(
+        _ count: Int, of value: (Int) -> Double, scratch: inout [Double], upper: Bool
+    ) -> Double {
+        scratch.withUnsafeMutableBufferPointer { target in
+            for index in 0..<count { target[index] = value(index) }
+            var window = UnsafeMutableBufferPointer(rebasing: target[0..<count])
+            window.sort()
+            return upper || count % 2 == 1 ? window[count / 2] : (window[count / 2 - 1] + window[count / 2]) / 2
         }
     }
 }

@@ -41,7 +41,7 @@ struct PointerDatingTests {
                 // The speaker has not reached frame 0 yet: the plugin reports no delay then.
                 guard delayed >= 0 else { continue }
                 if let report = dating.observe(
-                    pointer: pointer, delayed: UInt64(delayed.rounded()), at: UInt64(now), period: 480, clock: clock,
+                    pointer: pointer, delayed: { UInt64(delayed.rounded()) }, at: UInt64(now), period: 480, clock: clock,
                     rate: PointerDatingTests.rate)
                 {
                     clock.update(position: report.frame, at: report.time, rate: PointerDatingTests.rate)
@@ -131,7 +131,7 @@ struct PointerDatingTests {
             let delayed: UInt64? = step < 200 || pointer < 470 ? nil : pointer - 470
             guard
                 let report = dating.observe(
-                    pointer: pointer, delayed: delayed, at: now, period: 480, clock: clock, rate: 48000)
+                    pointer: pointer, delayed: { delayed }, at: now, period: 480, clock: clock, rate: 48000)
             else { continue }
             reports += 1
             // The group's earliest step is the one reported.
@@ -174,7 +174,7 @@ struct PointerDatingTests {
         for step in 0..<60 {
             now += 10_000_000
             if dating.observe(
-                pointer: UInt64(step) * 480, delayed: UInt64(step) * 480, at: now, period: 480, clock: clock, rate: 48000)
+                pointer: UInt64(step) * 480, delayed: { UInt64(step) * 480 }, at: now, period: 480, clock: clock, rate: 48000)
                 != nil
             {
                 reports += 1
@@ -182,7 +182,7 @@ struct PointerDatingTests {
         }
         #expect(reports == 2)
         #expect(dating.latency == 0)
-        #expect(dating.observe(pointer: 480, delayed: 0, at: now + 10_000_000, period: 480, clock: clock, rate: 48000) == nil)
+        #expect(dating.observe(pointer: 480, delayed: { 0 }, at: now + 10_000_000, period: 480, clock: clock, rate: 48000) == nil)
         #expect(dating.latency == nil)
     }
 }
