@@ -113,9 +113,26 @@ struct PointerDating: Sendable {
         let measured = latency != nil
         if let reading = chosen.latency { record(reading, rate: rate) }
         return (
-            Double(chosen.pointer) - (latency ?? Double(period)), chosen.time,
-            !measured && latency != nil && clock.isAnchored
+            Self.nearer(pointer: chosen.pointer, latency: latency ?? Double(period), reading: chosen.latency, at: chosen.time, clock: clock),
+            chosen.time, !measured && latency != nil && clock.isAnchored
         )
+    }
+
+    /// The frame the step dates: by the pointer less the median latency, or by the delay read with
+    /// it, whichever is nearer the line. Each is milliseconds off now and then and never both at
+    /// once: the interpolated delay bumps for seconds while the pointer keeps the render's pace,
+    /// and another stream joining or leaving the sink delays the server's requests (the pointer)
+    /// by up to 10 ms for seconds while the delay, which libpulse dates from the server's own
+    /// timing, stays on the line.
+    private static func nearer(
+        pointer: UInt64, latency: Double, reading: Double?, at time: UInt64, clock: DeviceClock
+    ) -> Double {
+        let byPointer = Double(pointer) - latency
+        guard let reading, let pointerTime = clock.time(ofPosition: byPointer) else { return byPointer }
+        let byDelay = Double(pointer) - reading
+        guard let delayTime = clock.time(ofPosition: byDelay) else { return byPointer }
+        let now = Double(time)
+        return abs(now - delayTime) < abs(now - pointerTime) ? byDelay : byPointer
     }
 
     /// The group's earliest step against the line, leaving out any more than `earlyNanoseconds`

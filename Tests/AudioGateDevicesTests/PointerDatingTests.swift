@@ -24,8 +24,11 @@ struct PointerDatingTests {
             PointerDatingTests.start + (frame + latency) * PointerDatingTests.nominal
         }
 
-        /// Renders `renders` times; `wander(t)` is the interpolation's error in frames at `t` s.
-        mutating func run(renders: Range<Int>, wander: (Double) -> Double = { _ in 0 }) {
+        /// Renders `renders` times; `wander(t)` is the interpolation's error in frames at `t` s, and
+        /// `lag(t)` how much later than its render the server's request moves the pointer, in ns.
+        mutating func run(
+            renders: Range<Int>, wander: (Double) -> Double = { _ in 0 }, lag: (Double) -> Double = { _ in 0 }
+        ) {
             for index in renders {
                 let pointer = UInt64(index) * PointerDatingTests.render
                 let rendered = PointerDatingTests.start + Double(pointer) * PointerDatingTests.nominal
@@ -34,8 +37,8 @@ struct PointerDatingTests {
                 if index % 97 == 0 { late += 3_000_000 }
                 // Now and then the server asks ahead of its render (a request, not a render, moved the pointer).
                 if index % 53 == 26 { late = -9_000_000 }
-                let now = rendered + late
                 let seconds = Double(pointer) / Double(PointerDatingTests.rate)
+                let now = rendered + late + lag(seconds)
                 let delayed = Double(pointer) - latency + (now - rendered) / PointerDatingTests.nominal
                     + wander(seconds) + noise.next(amplitude: 5)
                 // The speaker has not reached frame 0 yet: the plugin reports no delay then.
@@ -84,6 +87,30 @@ struct PointerDatingTests {
             worst = max(worst, abs(bumped.error(at: frame) - steady.error(at: frame)))
         }
         #expect(worst < 30, "moved up to \(worst) µs")
+    }
+
+    @Test("another stream joining delays the pointer 4-10 ms for 6 s, and leaving 8.5 ms for 0.5 s: the delay dates the speaker meanwhile")
+    func followsDelayWhilePointerLags() {
+        var joined = Server()
+        var steady = Server()
+        joined.run(renders: 0..<5000)
+        steady.run(renders: 0..<5000)
+        // As measured with `pacat` joining the test card's sink: 4.2 ms at once, then 1 ms a second
+        // more, until one double request catches up; a leave, 8-9 ms for half a second.
+        let lag: (Double) -> Double = { t in
+            if t >= 52 && t < 58 { return 4_200_000 + (t - 52) * 1_000_000 }
+            if t >= 62 && t < 62.5 { return 8_500_000 }
+            return 0
+        }
+        var worst = 0.0
+        for second in 50..<70 {
+            joined.run(renders: second * 100..<(second + 1) * 100, lag: lag)
+            steady.run(renders: second * 100..<(second + 1) * 100)
+            let frame = UInt64((second + 1) * 100) * Self.render
+            worst = max(worst, abs(joined.error(at: frame) - steady.error(at: frame)))
+        }
+        #expect(joined.clock.anchors == steady.clock.anchors)
+        #expect(worst < 100, "moved up to \(worst) µs")
     }
 
     @Test("the interpolation's first 15 s are dropped: a stream 1.8 ms off for its first 14 s is dated right by 25 s")
