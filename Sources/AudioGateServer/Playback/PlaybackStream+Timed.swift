@@ -81,6 +81,14 @@ extension PlaybackStream {
         }
     }
 
+    /// Moves the times of what is queued by `nanoseconds` (a network player's estimate of the
+    /// server's clock moved); chunks queued from now on are dated on the new estimate by their producer.
+    func retimeTimed(by nanoseconds: Double) {
+        state.withLock { state in
+            state.updateTimed { timed, _ in timed.retime(by: nanoseconds) }
+        }
+    }
+
     /// The stream's own gain and mute (a network player's volume), ramped over the next period.
     public func setVolume(_ gain: Float, muted: Bool) {
         let target = muted || !gain.isFinite ? 0 : min(max(gain, 0), 4)

@@ -166,6 +166,14 @@ final class TimedPlayout {
         recordCount += 1
     }
 
+    /// Moves every queued chunk's time by `nanoseconds`: the producer's estimate of its source's
+    /// clock moved, and what it dated with the old estimate must play on the new one.
+    func retime(by nanoseconds: Double) {
+        for index in 0..<recordCount {
+            records[(recordHead + index) % Self.recordCapacity].time += nanoseconds
+        }
+    }
+
     /// Queues converted frames; returns the frames written.
     @discardableResult
     func write(_ samples: UnsafeBufferPointer<Float>) -> Int {

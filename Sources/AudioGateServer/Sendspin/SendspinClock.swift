@@ -64,10 +64,24 @@ public final class SendspinClock: Sendable {
         }
     }
 
-    /// Records a `server/time` answer that arrived at `now` (ns). Returns whether to send the next
-    /// request of the burst, and whether this answer made the clock synchronized. An answer to no
-    /// request of the running burst is ignored; server times that do not fit the arithmetic throw.
-    func record(_ reply: SendspinTimeReply, receivedAt now: UInt64) throws(SendspinError) -> (sendNext: Bool, synchronized: Bool) {
+    /// What one `server/time` answer did.
+    struct Recorded: Equatable {
+        /// Send the next request of the burst.
+        var sendNext = false
+        /// This answer made the clock synchronized.
+        var synchronized = false
+        /// How far the answer moved our time for the server's time a second from now, in
+        /// nanoseconds (0 before synchronization): chunks already dated move with it.
+        var moved = 0.0
+    }
+
+    /// How far ahead of now the move of an update is measured: about the middle of what a server
+    /// has sent ahead (the drift's share of the move changes by parts per million across it).
+    static let retimeAheadMicroseconds: Int64 = 1_000_000
+
+    /// Records a `server/time` answer that arrived at `now` (ns). An answer to no request of the
+    /// running burst is ignored; server times that do not fit the arithmetic throw.
+    func record(_ reply: SendspinTimeReply, receivedAt now: UInt64) throws(SendspinError) -> Recorded {
         let t4 = Int64(now / 1000)
         let t1 = reply.clientTransmitted
         let (t2, t3) = (Double(reply.serverReceived), Double(reply.serverTransmitted))
@@ -79,19 +93,26 @@ public final class SendspinClock: Sendable {
         let sample = Sample(measurement: Int64(measurement.rounded()), maxError: Int64(maxError.rounded()), received: t4)
         return state.withLock { state in
             guard var burst = state.burst, t1 <= t4, t1 >= Int64(burst.startedNanoseconds / 1000) else {
-                return (false, false)
+                return Recorded()
             }
             burst.answers += 1
             if burst.best.map({ sample.maxError < $0.maxError }) ?? true { burst.best = sample }
             guard burst.answers >= Self.burstSize, let best = burst.best else {
                 state.burst = burst
-                return (true, false)
+                return Recorded(sendNext: true)
             }
             state.burst = nil
-            let was = state.filter.isSynchronized
+            let before = state.filter
             state.filter.update(measurement: best.measurement, maxError: best.maxError, timeAdded: best.received)
             state.updates += 1
-            return (false, !was && state.filter.isSynchronized)
+            var recorded = Recorded(synchronized: !before.isSynchronized && state.filter.isSynchronized)
+            if before.isSynchronized, state.filter.isSynchronized,
+                let server = before.serverTime(forClient: t4 + Self.retimeAheadMicroseconds),
+                let was = before.clientTime(forServer: server), let now = state.filter.clientTime(forServer: server)
+            {
+                recorded.moved = Double(now - was) * 1000
+            }
+            return recorded
         }
     }
 

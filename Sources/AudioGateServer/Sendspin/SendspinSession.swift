@@ -122,9 +122,12 @@ struct SendspinSession {
         case .serverActivate(let activation):
             try activate(activation)
         case .serverTime(let reply):
-            let (next, synchronized) = try client.clock.record(reply, receivedAt: received)
-            if next { sender.yield(.time) }
-            if synchronized && playerActive { sendState() }
+            let recorded = try client.clock.record(reply, receivedAt: received)
+            if recorded.sendNext { sender.yield(.time) }
+            if recorded.synchronized && playerActive { sendState() }
+            // Chunks arrive seconds ahead and are dated as they arrive: what the filter learns
+            // meanwhile (most of it in a connection's first seconds) applies to them too.
+            if recorded.moved != 0 { ingest?.stream.retimeTimed(by: recorded.moved) }
         case .streamStart(let player):
             guard let player, playerActive else { return }
             try start(player)

@@ -56,6 +56,18 @@ struct TimedPlayoutTests {
         #expect(playout.statistics.lateFrames == 0)
     }
 
+    @Test("a queued chunk retimed 2 ms later starts 96 frames later, the chunk after it too")
+    func retimed() {
+        var playout = TimedPlayout(format: Self.format, limitSeconds: 5)
+        Self.queue(&playout, Self.numbered(480), position: 0, time: 1234 * Self.nanosecondsPerFrame)
+        Self.queue(&playout, Self.numbered(480, from: 480), position: 480, time: (1234 + 480) * Self.nanosecondsPerFrame)
+        playout.retime(by: 2_000_000)
+        let (output, _) = Self.render(&playout, periods: 10)
+        #expect(output.firstIndex { $0 != 0 } == 1234 + 96)
+        #expect(output[1234 + 96 + 959] == 960)
+        #expect(playout.statistics.lateFrames == 0)
+    }
+
     @Test("a late chunk loses what is past and plays the rest on time")
     func lateDropped() {
         var playout = TimedPlayout(format: Self.format, limitSeconds: 5)

@@ -85,9 +85,10 @@ struct SendspinProtocolTests {
                 let sent = Int64(now / 1000)
                 // Round trips of 1000 µs, one of 100 µs.
                 now += exchange == 3 ? 100_000 : 1_000_000
-                let (next, synchronized) = try clock.record(reply(sent, offset: 7_000_000, now: now), receivedAt: now)
-                #expect(next == (exchange < SendspinClock.burstSize - 1))
-                #expect(synchronized == (burst == 1 && exchange == SendspinClock.burstSize - 1))
+                let recorded = try clock.record(reply(sent, offset: 7_000_000, now: now), receivedAt: now)
+                #expect(recorded.sendNext == (exchange < SendspinClock.burstSize - 1))
+                #expect(recorded.synchronized == (burst == 1 && exchange == SendspinClock.burstSize - 1))
+                #expect(recorded.moved == 0)
             }
             now += 250_000_000
         }
@@ -99,6 +100,28 @@ struct SendspinProtocolTests {
         #expect(abs(Int64(local) - 19_999_000_000) < 100_000)
         #expect(throws: SendspinError.self) { _ = try clock.localNanoseconds(forServer: .max, minus: 0) }
         #expect(try clock.localNanoseconds(forServer: 0, minus: 0) == nil)
+    }
+
+    @Test("once synchronized, a burst that moves the estimate reports the move for the chunks already dated")
+    func clockReportsMove() throws {
+        let clock = SendspinClock()
+        var now: UInt64 = 10_000_000_000
+        var moves: [Double] = []
+        // Two bursts at an offset of 7 s, then one finding the server 400 µs further ahead.
+        for (burst, offset) in [7_000_000, 7_000_000, 7_000_400].enumerated() {
+            #expect(clock.beginBurst(now: now) == .send)
+            for _ in 0..<SendspinClock.burstSize {
+                let sent = Int64(now / 1000)
+                now += 100_000
+                moves.append(try clock.record(reply(sent, offset: Int64(offset), now: now), receivedAt: now).moved)
+            }
+            if burst == 1 { #expect(moves.allSatisfy { $0 == 0 }) }
+            now += 250_000_000
+        }
+        // The server's times map 400 µs earlier on ours, less the filter's smoothing of one burst.
+        let moved = try #require(moves.last)
+        #expect(moved < -50_000 && moved >= -400_000, "moved \(moved) ns")
+        #expect(moves.dropLast().allSatisfy { $0 == 0 })
     }
 
     @Test("an answer to no request is ignored; server stamps past the arithmetic close the connection")
