@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps-env.sh
+source scripts/test-card-env.sh
 export AUDIOGATE_TEST_PYTHON="$PWD/.venv/bin/python"
 # Name the test card's sound server outright: libpulse otherwise spends most of a second looking
 # for it on every device open.

@@ -13,6 +13,7 @@
 #                                 Near-end speech is played straight into "room". The "speaker" sink
 #                                 and the defaults stay as they are.
 set -euo pipefail
+source "$(dirname "$0")/test-card-env.sh"
 
 action="${1:-start}"
 
@@ -21,9 +22,10 @@ daemon_up() { pactl info >/dev/null 2>&1; }
 
 start_daemon() {
     # --system=false as root is what the test card needs: a per-session daemon, no system bus.
+    mkdir -p -m 700 "$PULSE_RUNTIME_PATH"
     pulseaudio -n --daemonize=yes --exit-idle-time=-1 --system=false \
         -L "module-null-sink sink_name=speaker rate=48000" \
-        -L module-native-protocol-unix 2>/dev/null
+        -L "module-native-protocol-unix auth-anonymous=1 auth-cookie-enabled=0" 2>/dev/null
     for _ in $(seq 1 50); do
         daemon_up && break
         sleep 0.1

@@ -14,7 +14,8 @@ fi
 work="$(mktemp -d)"
 mkdir -p "$work/home" "$work/run"
 chmod 700 "$work/run"
-fresh=(env -u PULSE_SERVER -u PULSE_COOKIE HOME="$work/home" XDG_RUNTIME_DIR="$work/run")
+fresh=(env -u PULSE_SERVER -u PULSE_COOKIE -u PULSE_STATE_PATH HOME="$work/home" XDG_RUNTIME_DIR="$work/run"
+    PULSE_RUNTIME_PATH="$work/run/pulse")
 # A Python managed by pyenv finds its versions under its root, which defaults to the HOME it had.
 if [[ -d "${PYENV_ROOT:-$HOME/.pyenv}" ]]; then
     fresh+=(PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}")

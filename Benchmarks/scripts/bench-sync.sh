@@ -6,6 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/deps-env.sh
+source scripts/test-card-env.sh
 if server="$(pactl info 2>/dev/null | sed -n 's/^Server String: //p')" && [[ -n "$server" ]]; then
     export PULSE_SERVER="unix:$server"
 fi

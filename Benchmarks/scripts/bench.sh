@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/deps-env.sh
+source scripts/test-card-env.sh
 mkdir -p docs
 bench_bin="$(swift build -c release --package-path Benchmarks --show-bin-path)"
 

@@ -15,14 +15,12 @@ public enum TestCard {
         for _ in 0..<50 where isRunning { Thread.sleep(forTimeInterval: 0.1) }
     }
 
-    /// Starts the daemon again with the null sink, as `scripts/test-card.sh start` does.
+    /// Starts the daemon again with the null sink: `scripts/test-card.sh start`, which returns once
+    /// it answers.
     public static func start() {
-        _ = run(
-            "pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--system=false",
-            "-L", "module-null-sink sink_name=speaker rate=48000", "-L", "module-native-protocol-unix")
-        for _ in 0..<50 where !isRunning { Thread.sleep(forTimeInterval: 0.1) }
-        _ = run("pactl", "set-default-sink", "speaker")
-        _ = run("pactl", "set-default-source", "speaker.monitor")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/test-card.sh").standardized.path
+        _ = run("bash", script, "start")
     }
 
     /// Runs a command quietly and returns its exit status (127 when it cannot start).
