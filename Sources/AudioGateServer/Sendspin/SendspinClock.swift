@@ -39,14 +39,24 @@ public final class SendspinClock: Sendable {
         var filter = SendspinTimeFilter()
         var burst: Burst?
         var updates = 0
+        /// The last synchronized filter of an earlier connection, until this connection's first
+        /// burst says whether it still holds.
+        var carried: SendspinTimeFilter?
     }
 
     private let state = Mutex(State())
 
     public init() {}
 
-    /// Forgets everything (a new connection may be to another server).
-    func reset() { state.withLock { $0 = State() } }
+    /// Starts over for a new connection. A server that comes back (a restart, a network drop,
+    /// another server process on the same host) usually still counts on the same clock: what was
+    /// learnt of it is carried until the first burst, which keeps it if its answer agrees
+    /// (`SendspinTimeFilter.agrees`) and starts afresh if not (another host, a reboot).
+    func reset() {
+        state.withLock { state in
+            state = State(carried: state.filter.isSynchronized ? state.filter : state.carried)
+        }
+    }
 
     /// How long the timer waits before the next burst: quick until the filter has settled.
     var interval: Duration {
@@ -70,6 +80,8 @@ public final class SendspinClock: Sendable {
         var sendNext = false
         /// This answer made the clock synchronized.
         var synchronized = false
+        /// It did so on what an earlier connection had learnt, which its first burst agreed with.
+        var resumed = false
         /// How far the answer moved our time for the server's time a second from now, in
         /// nanoseconds (0 before synchronization): chunks already dated move with it.
         var moved = 0.0
@@ -103,9 +115,18 @@ public final class SendspinClock: Sendable {
             }
             state.burst = nil
             let before = state.filter
+            var resumed = false
+            if let carried = state.carried {
+                state.carried = nil
+                if carried.agrees(measurement: best.measurement, maxError: best.maxError, at: best.received) {
+                    state.filter = carried
+                    resumed = true
+                }
+            }
             state.filter.update(measurement: best.measurement, maxError: best.maxError, timeAdded: best.received)
             state.updates += 1
             var recorded = Recorded(synchronized: !before.isSynchronized && state.filter.isSynchronized)
+            recorded.resumed = resumed && recorded.synchronized
             if before.isSynchronized, state.filter.isSynchronized,
                 let server = before.serverTime(forClient: t4 + Self.retimeAheadMicroseconds),
                 let was = before.clientTime(forServer: server), let now = state.filter.clientTime(forServer: server)

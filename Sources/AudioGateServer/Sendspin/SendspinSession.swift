@@ -124,6 +124,9 @@ struct SendspinSession {
         case .serverTime(let reply):
             let recorded = try client.clock.record(reply, receivedAt: received)
             if recorded.sendNext { sender.yield(.time) }
+            if recorded.resumed {
+                client.logger.info("sendspin clock: the server's first answers agree with the last connection's estimate, which carries on")
+            }
             if recorded.synchronized && playerActive { sendState() }
             // Chunks arrive seconds ahead and are dated as they arrive: what the filter learns
             // meanwhile (most of it in a connection's first seconds) applies to them too.

@@ -92,6 +92,19 @@ struct SendspinTimeFilter: Sendable {
         useDrift && count >= Self.minimumSamplesForDrift && abs(drift) <= Self.plausibleDrift ? drift : 0
     }
 
+    /// Whether an NTP-style measurement taken at our `time` agrees with this filter's prediction
+    /// for then: the true offset lies within `maxError` of the measurement, and the prediction
+    /// within three of its standard deviations (grown over the time since the last update) of it.
+    func agrees(measurement: Int64, maxError: Int64, at time: Int64) -> Bool {
+        guard isSynchronized, time > lastUpdate else { return false }
+        let dt = Double(time - lastUpdate)
+        let predicted = offset + drift * dt
+        let variance =
+            offsetCovariance + 2 * offsetDriftCovariance * dt + driftCovariance * dt * dt + dt * processVariance
+        guard predicted.isFinite, variance.isFinite, variance >= 0 else { return false }
+        return abs(Double(measurement) - predicted) <= Double(maxError) + 3 * variance.squareRoot()
+    }
+
     /// Ready to schedule playback: two measurements and a finite covariance.
     var isSynchronized: Bool { count >= 2 && offsetCovariance.isFinite }
 

@@ -102,6 +102,43 @@ struct SendspinProtocolTests {
         #expect(try clock.localNanoseconds(forServer: 0, minus: 0) == nil)
     }
 
+    /// One burst of eight answers 100 µs apart from a server `offset` µs ahead, begun at `now`;
+    /// returns what its last answer did.
+    private func burst(_ clock: SendspinClock, offset: Int64, now: inout UInt64) throws -> SendspinClock.Recorded {
+        #expect(clock.beginBurst(now: now) == .send)
+        var recorded = SendspinClock.Recorded()
+        for _ in 0..<SendspinClock.burstSize {
+            let sent = Int64(now / 1000)
+            now += 100_000
+            recorded = try clock.record(reply(sent, offset: offset, now: now), receivedAt: now)
+        }
+        now += 250_000_000
+        return recorded
+    }
+
+    @Test("a server that comes back on the same clock is in sync from its first burst; another clock starts afresh")
+    func clockCarried() throws {
+        let clock = SendspinClock()
+        var now: UInt64 = 10_000_000_000
+        for _ in 0..<20 { _ = try burst(clock, offset: 7_000_000, now: &now) }
+        #expect(clock.isSynchronized)
+        // Back 5 s later, after an attempt that never got as far as a burst.
+        now += 5_000_000_000
+        clock.reset()
+        #expect(!clock.isSynchronized)
+        clock.reset()
+        let resumed = try burst(clock, offset: 7_000_000, now: &now)
+        #expect(resumed.synchronized && resumed.resumed)
+        #expect(abs(try #require(clock.offsetMicroseconds) - 7_000_000) < 60)
+        // A clock 50 ms away (another host, a reboot): the first burst does not agree.
+        clock.reset()
+        let moved = try burst(clock, offset: 7_050_000, now: &now)
+        #expect(!moved.synchronized && !moved.resumed && !clock.isSynchronized)
+        let fresh = try burst(clock, offset: 7_050_000, now: &now)
+        #expect(fresh.synchronized && !fresh.resumed)
+        #expect(abs(try #require(clock.offsetMicroseconds) - 7_050_000) < 60)
+    }
+
     @Test("once synchronized, a burst that moves the estimate reports the move for the chunks already dated")
     func clockReportsMove() throws {
         let clock = SendspinClock()
