@@ -125,7 +125,8 @@ struct SendspinSession {
             let recorded = try client.clock.record(reply, receivedAt: received)
             if recorded.sendNext { sender.yield(.time) }
             if recorded.resumed {
-                client.logger.info("sendspin clock: the server's first answers agree with the last connection's estimate, which carries on")
+                // Debug: a connection's end is one line at info, and this is part of the next one starting.
+                client.logger.debug("sendspin clock: the server's first answers agree with the last connection's estimate, which carries on")
             }
             if recorded.synchronized && playerActive { sendState() }
             // Chunks arrive seconds ahead and are dated as they arrive: what the filter learns
