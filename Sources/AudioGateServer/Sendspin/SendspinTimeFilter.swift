@@ -58,11 +58,10 @@ struct SendspinTimeFilter: Sendable {
         }
 
         // Prediction.
-        let predicted = offset + drift * dt
+        let (predicted, predictedVariance) = prediction(after: dt)
         var newDriftCovariance = driftCovariance + dt * driftProcessVariance
         var newOffsetDriftCovariance = offsetDriftCovariance + driftCovariance * dt
-        var newOffsetCovariance =
-            offsetCovariance + 2 * offsetDriftCovariance * dt + driftCovariance * dtSquared + dt * processVariance
+        var newOffsetCovariance = predictedVariance
 
         // Innovation, and forgetting after a jump (a network disruption or a clock step).
         let residual = measured - predicted
@@ -97,12 +96,15 @@ struct SendspinTimeFilter: Sendable {
     /// within three of its standard deviations (grown over the time since the last update) of it.
     func agrees(measurement: Int64, maxError: Int64, at time: Int64) -> Bool {
         guard isSynchronized, time > lastUpdate else { return false }
-        let dt = Double(time - lastUpdate)
-        let predicted = offset + drift * dt
-        let variance =
-            offsetCovariance + 2 * offsetDriftCovariance * dt + driftCovariance * dt * dt + dt * processVariance
+        let (predicted, variance) = prediction(after: Double(time - lastUpdate))
         guard predicted.isFinite, variance.isFinite, variance >= 0 else { return false }
         return abs(Double(measurement) - predicted) <= Double(maxError) + 3 * variance.squareRoot()
+    }
+
+    /// The offset `dt` microseconds after the last update, and its variance: the prediction step.
+    private func prediction(after dt: Double) -> (offset: Double, variance: Double) {
+        (offset + drift * dt,
+         offsetCovariance + 2 * offsetDriftCovariance * dt + driftCovariance * (dt * dt) + dt * processVariance)
     }
 
     /// Ready to schedule playback: two measurements and a finite covariance.
