@@ -159,11 +159,17 @@ public final class PlaybackLoop: DeviceLoop {
             let delay = (try? stream.delay()) ?? 0
             return delay > 0 && UInt64(delay) <= written ? written - UInt64(delay) : nil
         }
+        let latency = state.pointer.latency
         guard
             let report = state.pointer.observe(
                 pointer: UInt64(taken), delayed: delayed, at: now, period: io.periodFrames, clock: clock,
                 rate: io.format.rate)
         else { return }
+        // The median moves by a millisecond at once only when it starts over (the first readings
+        // dropped, or the server's latency moved): the clock, and every timed stream, follow it.
+        if let latency, let moved = state.pointer.latency, abs(moved - latency) * 1000 >= Double(io.format.rate) {
+            logger.debug("playback latency moved", metadata: ["from": "\(latency)", "to": "\(moved)"])
+        }
         if report.restart {
             clock.restart(position: report.frame, at: report.time, rate: io.format.rate)
             logger.debug(

@@ -901,6 +901,7 @@ def check_restart(server, gates, recorder, direction):
     in sync within the same bounds, over 10 s. Each player's first time burst finds the restarted
     server on the clock it had learnt, and carries its estimate on (its debug log says so)."""
     before = [sendspin_status(g).get("connections", 0) for g in gates]
+    stopped_wall = time.time()
     server.stop()
     if not check(server.start(), f"restart: sendspin serve ({direction}) starts again"):
         return
@@ -922,11 +923,14 @@ def check_restart(server, gates, recorder, direction):
     if not check(ok, f"restart: {RESTART_SYNC_S} s after the server ({direction}) is back, the two players are in sync "
                      f"again over 10 s: {e2e.describe_sync(figures)}"):
         print("  s after the restart, each player's clock offset ms/drift ppm/play offset ms:\n    " + "\n    ".join(trace))
+        for name, gate in zip(("loud", "quiet"), gates):
+            print(f"  {name} player's playback device since the server stopped:\n    "
+                  + "\n    ".join(gate.device_lines(since=stopped_wall)[-20:]))
     carried = ["the last connection's estimate, which carries on" in gate.log_text() for gate in gates]
     check(all(carried), f"restart: each player ({direction}) found the restarted server on the clock it had learnt "
                         f"and carried its estimate on ({carried})")
     print("  offsets after the restart (s, ms):", describe_offsets(pairs, restarted, since=restarted - 1))
-    print("  playback xruns after the restart:", [playback_xruns(g) for g in gates])
+    print("  each player's playback device after the restart:", [g.playback_counts() for g in gates])
 
 
 def sync_window(recorder, start, seconds):
@@ -945,13 +949,6 @@ def describe_offsets(pairs, origin, since=None):
     """`s:ms` for each impulse pair from `since`, its time counted from `origin`; `-` when unpaired."""
     return " ".join(f"{t - origin:.1f}:{o:+.2f}" if o is not None else f"{t - origin:.1f}:-"
                     for t, o in pairs if since is None or t >= since)
-
-
-def playback_xruns(gate):
-    try:
-        return gate.get("/v1/status")["playback"]["xruns"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 def check_sync(binary, scratch, dialed=False):
@@ -1002,7 +999,7 @@ def check_sync(binary, scratch, dialed=False):
             print(f"  {name}: clock offset {status.get('clock_offset_ms')} ms, error "
                   f"{status.get('clock_error_ms')} ms, drift {status.get('clock_drift_ppm')} ppm, play offset {status.get('play_offset_ms')} ms, "
                   f"late chunks {status.get('late_chunks')}, resyncs {status.get('resyncs')}, "
-                  f"playback xruns {playback_xruns(gate)}")
+                  f"playback {gate.playback_counts()}")
         check_restart(server, gates, recorder, direction)
     finally:
         if recorder:

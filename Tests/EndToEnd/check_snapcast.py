@@ -169,9 +169,9 @@ def start_reference(server, scratch, host_id=REFERENCE_ID):
         env=dict(os.environ, HOME=str(scratch)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def start_audiogate(binary, server, scratch, extra=()):
+def start_audiogate(binary, server, scratch, extra=(), log_level="info"):
     log = pathlib.Path(scratch) / f"audiogate-{time.monotonic_ns()}.log"
-    gate = e2e.Server(binary, log=log, log_level="info", extra=[
+    gate = e2e.Server(binary, log=log, log_level=log_level, extra=[
         "--snapcast-server", f"127.0.0.1:{server.stream_port}", "--snapcast-id", AUDIOGATE_ID,
         "--snapcast-name", "audiogate-test", *extra])
     return gate
@@ -197,7 +197,8 @@ def check_sync(binary, scratch, part=None):
         if part == "pair":
             second = start_reference(server, scratch, AUDIOGATE_ID)
         else:
-            gate = start_audiogate(binary, server, scratch)
+            # At debug level: the playback device's recoveries and clock dating, printed beside a jump.
+            gate = start_audiogate(binary, server, scratch, log_level="debug")
             check(gate.start(), "audiogate starts with --snapcast-server")
         joined = e2e.wait_for(lambda: {REFERENCE_ID, AUDIOGATE_ID} <= set(server.clients()), 5)
         check(joined, "both clients are in the server's client list")
@@ -263,6 +264,8 @@ def check_sync(binary, scratch, part=None):
         check(not peaks, f"mute silences audiogate ({len(peaks)} impulses heard while muted)")
         check(gate.running() and gate.get("/v1/status")["snapcast"]["muted"], "/v1/status shows it muted")
         # The server goes away and comes back on the same port.
+        counts = gate.playback_counts()
+        stopped_wall = time.time()
         server.stop()
         server.start()
         restarted = time.monotonic()
@@ -285,11 +288,13 @@ def check_sync(binary, scratch, part=None):
             if time.monotonic() > restarted + 5:
                 timing.append((time.monotonic() - restarted, status.get("play_offset_ms")))
         worst = max((abs(v) for _, v in timing if v is not None), default=None)
-        check(timing and all(v is not None for _, v in timing) and worst <= 0.5,
-              f"audiogate plays on the restarted server's time from 5 s after the restart "
-              f"(worst |played - presentation| {worst if worst is None else round(worst, 3)} ms)")
+        if not check(timing and all(v is not None for _, v in timing) and worst <= 0.5,
+                     f"audiogate plays on the restarted server's time from 5 s after the restart "
+                     f"(worst |played - presentation| {worst if worst is None else round(worst, 3)} ms)"):
+            print("  the playback device since the server stopped:\n    " + "\n    ".join(gate.device_lines(since=stopped_wall)[-20:]))
         print("  played - presentation after the restart (s, ms):", " ".join(
             f"{t:.1f}:{v:+.3f}" if v is not None else f"{t:.1f}:-" for t, v in timing))
+        print(f"  the playback device before the restart {counts}, after it {gate.playback_counts()}")
         # Heard: the impulses, 500 ms apart in the pipe, come out on one straight line of the
         # sink's samples (its slope is the restarted server's pace), none off it by a jump. A
         # snapserver dates its first seconds of pipe audio unsteadily (SERVER_WARMUP_S), and
