@@ -348,7 +348,8 @@ class Server:
         second `since` (time.time()) on: what a jump in a real-time figure is read beside."""
         lines = [line for line in self.log_text().splitlines() if any(k in line for k in self.DEVICE_LINES)]
         if since is not None:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(since))
+            # The server's log handler stamps each line in local time, to the second.
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since))
             lines = [line for line in lines if line[:19] >= stamp]
         return lines
 
