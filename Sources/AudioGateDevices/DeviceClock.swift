@@ -177,6 +177,15 @@ public struct DeviceClock: Sendable {
         anchor(position, at: Double(now), nominal: 1e9 / Double(rate))
     }
 
+    /// Moves the line by `frames` at once, keeping its rate: the reports from now on date each frame
+    /// that much later (a source of dating that learnt a new constant between its reports and the
+    /// card's edge), which the loop, pulling in a step, would reach only seconds later and overshoot.
+    public mutating func shift(by frames: Double) {
+        guard anchored, frames != 0 else { return }
+        anchorFrame -= frames
+        warmupFrame -= frames
+    }
+
     /// Monotonic nanoseconds at which device frame `frame` is at the card's edge; nil until dated.
     public func time(ofFrame frame: UInt64) -> Double? {
         time(ofPosition: Double(frame))

@@ -14,7 +14,10 @@
 /// or more shows in every reading for `moveReports` groups in a row and restarts the median from
 /// them. In a stream's first 10-40 s the interpolation itself is milliseconds off, each stream its
 /// own way (docs/benchmarks.md): those readings place the line while they are all there is, as a
-/// loop over the delay would, and are dropped `provisionalSeconds` after the first report. Before
+/// loop over the delay would, and `provisionalSeconds` after the first report the median narrows to
+/// the last `settlingReports` of them, each new reading then pushing out the oldest of those until
+/// none is left: the readings that place the line after the drop are never so few that a bump in
+/// them is the median, and a provisional median that was off is out-voted within half that. Before
 /// its first timing update (up to 2 s into a stream) the plugin reports no delay at all: the pointer
 /// alone dates the speaker then, a period ahead of it (the plugin asks the server to request a
 /// period at a time, so what it has requested leads what it has played by about that), and the
@@ -34,6 +37,10 @@ struct PointerDating: Sendable {
     static let groupCapacity = 64
     /// The median starts over this long after the stream's first report.
     static let provisionalSeconds = 15.0
+    /// At the drop the median keeps this many readings, the provisional ones giving way one by one.
+    static let settlingReports = 32
+    /// A move of the median this large at once is the constant changing, not its wobble.
+    static let shiftSeconds = 0.00025
 
     /// The group's steps so far, each against the line, and a scratch copy of their errors.
     private var steps: [Step]
@@ -50,6 +57,8 @@ struct PointerDating: Sendable {
     /// Readings in a row beyond `moveSeconds` from the median, and on which side.
     private var moved = 0
     private var movedAbove = false
+    /// Provisional readings still in the window after the drop, each pushed out by the next reading.
+    private var provisional = 0
     /// When the first group closed since the reset, and whether the median has started over since.
     private var firstReport: UInt64?
     private var settled = false
@@ -70,6 +79,7 @@ struct PointerDating: Sendable {
         latencyCount = 0
         latencyNext = 0
         moved = 0
+        provisional = 0
         firstReport = nil
         settled = false
         latency = nil
@@ -79,10 +89,13 @@ struct PointerDating: Sendable {
     /// taken at `now`; `delayed` reads the frames written less the delay (nil while the plugin
     /// reports none), asked only when the pointer moved; `period` is the frames the server requests
     /// at a time. Returns the report for the clock (a fractional device frame and its time) when a
-    /// group closes, and whether it starts the line over.
+    /// group closes, whether it starts the line over, and by how many frames the median latency
+    /// moved at once since the last report, when that is `shiftSeconds` or more: the line is the
+    /// pointer's less the latency, so it moves by as much at once (`DeviceClock.shift`), where the
+    /// loop, pulling in a step, would overshoot; a smaller move is the median's wobble, averaged.
     mutating func observe(
         pointer: UInt64, delayed: () -> UInt64?, at now: UInt64, period: Int, clock: DeviceClock, rate: Int
-    ) -> (frame: Double, time: UInt64, restart: Bool)? {
+    ) -> (frame: Double, time: UInt64, restart: Bool, moved: Double)? {
         defer { lastPointer = pointer }
         // Only a moved pointer dates anything: a read between the server's requests shows a step
         // already past, by however long ago.
@@ -108,13 +121,15 @@ struct PointerDating: Sendable {
         firstReport = first
         if !settled, Double(chosen.time &- first) >= Self.provisionalSeconds * 1e9 {
             settled = true
-            restartWindow(keeping: 0)
+            restartWindow(keeping: Self.settlingReports)
+            provisional = latencyCount
         }
-        let measured = latency != nil
+        let before = latency
         if let reading = chosen.latency { record(reading, rate: rate) }
         return (
             Self.nearer(pointer: chosen.pointer, latency: latency ?? Double(period), reading: chosen.latency, at: chosen.time, clock: clock),
-            chosen.time, !measured && latency != nil && clock.isAnchored
+            chosen.time, before == nil && latency != nil && clock.isAnchored,
+            before.flatMap { before in latency.map { $0 - before } }.map { abs($0) >= Self.shiftSeconds * Double(rate) ? $0 : 0 } ?? 0
         )
     }
 
@@ -162,6 +177,11 @@ struct PointerDating: Sendable {
             moved = 0
         }
         append(reading)
+        if provisional > 0 {
+            // The oldest reading is the one `latencyCount` back from the next slot: counting it out drops it.
+            latencyCount -= 1
+            provisional -= 1
+        }
         if moved >= Self.moveReports { restartWindow(keeping: Self.moveReports) }
         updateMedian()
     }
@@ -176,6 +196,7 @@ struct PointerDating: Sendable {
         latencyCount = kept
         latencyNext = kept % Self.latencyReports
         moved = 0
+        provisional = 0
     }
 
     private mutating func append(_ reading: Double) {
@@ -186,7 +207,9 @@ struct PointerDating: Sendable {
 
     private mutating func updateMedian() {
         let latencies = self.latencies
-        latency = Self.median(latencyCount, of: { latencies[$0] }, scratch: &sorted, upper: false)
+        let oldest = latencyNext - latencyCount + Self.latencyReports
+        latency = Self.median(
+            latencyCount, of: { latencies[(oldest + $0) % Self.latencyReports] }, scratch: &sorted, upper: false)
     }
 
     /// The median of the `count` values `value(0..<count)`, sorted in `scratch` so that the device

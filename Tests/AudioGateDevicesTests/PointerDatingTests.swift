@@ -47,6 +47,7 @@ struct PointerDatingTests {
                     pointer: pointer, delayed: { UInt64(delayed.rounded()) }, at: UInt64(now), period: 480, clock: clock,
                     rate: PointerDatingTests.rate)
                 {
+                    clock.shift(by: report.moved)
                     clock.update(position: report.frame, at: report.time, rate: PointerDatingTests.rate)
                 }
             }
@@ -120,6 +121,36 @@ struct PointerDatingTests {
         server.run(renders: 0..<2500, wander: wander)
         let error = server.error(at: 2500 * Self.render)
         #expect(abs(error) < 100, "still \(error) µs off at 25 s")
+    }
+
+    @Test("a bump of 0.6 ms for 1.5 s just as the first 15 s are dropped moves the dating by under 100 µs")
+    func ignoresBumpAtDrop() {
+        var bumped = Server()
+        var steady = Server()
+        let bump = -0.0006 * Double(Self.rate)
+        var worst = 0.0
+        for second in 0..<30 {
+            let renders = second * 100..<(second + 1) * 100
+            bumped.run(renders: renders, wander: { $0 >= 15 && $0 < 16.5 ? bump : 0 })
+            steady.run(renders: renders)
+            let frame = UInt64((second + 1) * 100) * Self.render
+            if second >= 14 { worst = max(worst, abs(bumped.error(at: frame) - steady.error(at: frame))) }
+        }
+        #expect(worst < 100, "moved up to \(worst) µs")
+    }
+
+    @Test("a stream 1.8 ms off until its first 15 s are dropped is dated within 0.15 ms from 6 s after the drop on, with no overshoot")
+    func correctsProvisionalSoon() {
+        var server = Server()
+        let off = 0.0018 * Double(Self.rate)
+        server.run(renders: 0..<1500, wander: { _ in off })
+        server.run(renders: 1500..<2000)
+        var worst = 0.0
+        for second in 20..<30 {
+            server.run(renders: second * 100..<(second + 1) * 100)
+            worst = max(worst, abs(server.error(at: UInt64((second + 1) * 100) * Self.render)))
+        }
+        #expect(worst < 150, "up to \(worst) µs off from 21 s")
     }
 
     @Test("a real move of the server's latency by 5 ms is followed within 12 s, a bump of 3 ms for 5 s is not")
