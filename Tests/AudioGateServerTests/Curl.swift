@@ -28,7 +28,7 @@ enum Curl {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitByPolling()
+        process.waitForExit()
         let text = String(decoding: data, as: UTF8.self)
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""

@@ -19,10 +19,10 @@ struct ServeCommandTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
-        process.waitByPolling(seconds: seconds)
+        process.waitForExit(seconds: seconds)
         if process.isRunning {
             process.terminate()
-            process.waitByPolling()
+            process.waitForExit()
             return (nil, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         }
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -146,7 +146,7 @@ struct ServeCommandTests {
         try process.run()
         defer {
             process.terminate()
-            process.waitByPolling()
+            process.waitForExit()
         }
         let up = await Poll.until(seconds: 10) { (try? Curl.request(port: port, path: "/healthz").status) == 200 }
         try #require(up != nil, "the server answers")

@@ -87,7 +87,7 @@ public enum FFmpegTool {
         }
         reader.start()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitByPolling()
+        process.waitForExit()
         done.wait()
         return (process.terminationStatus, data, errorData.withLock { $0 })
     }

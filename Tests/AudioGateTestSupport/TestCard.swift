@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The tests' sound card: the PulseAudio null sink from `scripts/test-card.sh`, reached through
 /// ALSA's `pulse` PCM, whose capture is the sink's monitor (what is played comes back).
@@ -9,10 +10,25 @@ public enum TestCard {
     /// True when a PulseAudio daemon answers.
     public static var isRunning: Bool { run("pactl", "info") == 0 }
 
-    /// Kills the daemon (a device that vanishes under the loops) and waits until it is gone.
+    /// Kills the daemon (a device that vanishes under the loops) and waits until it is gone: the
+    /// daemon removes its pid file as the last thing it does on the way out, which wakes the wait.
     public static func kill() {
+        guard let runtime = ProcessInfo.processInfo.environment["PULSE_RUNTIME_PATH"] else {
+            _ = run("pulseaudio", "--kill")
+            return
+        }
+        let pidFile = runtime + "/pid"
+        let watch = inotify_init1(Int32(IN_CLOEXEC))
+        guard watch >= 0 else { return }
+        defer { close(watch) }
+        guard inotify_add_watch(watch, runtime, UInt32(IN_DELETE)) >= 0 else { return }
         _ = run("pulseaudio", "--kill")
-        for _ in 0..<50 where isRunning { Thread.sleep(forTimeInterval: 0.1) }
+        var events = [UInt8](repeating: 0, count: 4096)
+        var ready = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+        // Each event wakes one check; a daemon that has not gone in 5 s is left for the test to find.
+        while FileManager.default.fileExists(atPath: pidFile), poll(&ready, 1, 5000) > 0 {
+            _ = events.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        }
     }
 
     /// Starts the daemon again with the null sink: `scripts/test-card.sh start`, which returns once
@@ -36,7 +52,7 @@ public enum TestCard {
         } catch {
             return 127
         }
-        process.waitByPolling()
+        process.waitForExit()
         return process.terminationStatus
     }
 }

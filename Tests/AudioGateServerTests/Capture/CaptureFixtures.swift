@@ -44,7 +44,7 @@ final class CaptureTonePlayer {
     func stop() {
         // paplay drains its whole file on SIGTERM; SIGKILL stops the tone now.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitByPolling(seconds: 1)
+        process.waitForExit(seconds: 1)
     }
 
     deinit { stop() }

@@ -62,7 +62,7 @@ final class PlaybackMonitor: Sendable {
         process.withLock { process in
             if let process, process.isRunning {
                 process.terminate()
-                process.waitByPolling(seconds: 1)
+                process.waitForExit(seconds: 1)
             }
             (process?.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
             process = nil

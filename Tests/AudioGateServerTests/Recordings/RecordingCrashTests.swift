@@ -49,7 +49,7 @@ struct RecordingCrashTests {
         }
         try #require(reached != nil, "the recording did not reach its third segment")
         kill(first.processIdentifier, SIGKILL)
-        first.waitByPolling()
+        first.waitForExit()
 
         // Before any repair the open segment is already a valid WAV up to its last header flush.
         let folder = data + "/recordings/" + id
@@ -62,7 +62,7 @@ struct RecordingCrashTests {
         let second = try await Self.serve(port: port, data: data)
         defer {
             second.terminate()
-            second.waitByPolling()
+            second.waitForExit()
         }
         let list = Self.json(try Curl.request(port: port, path: "/v1/recordings").body)
         let listed = list.objects("recordings")
@@ -127,12 +127,12 @@ struct RecordingCrashTests {
         let partialSamples = try FFmpegTool.decode(partial)
         #expect(partialSamples.samples.count > partialSamples.rate / 2, "the open segment decodes to \(partialSamples.samples.count) samples")
         kill(first.processIdentifier, SIGKILL)
-        first.waitByPolling()
+        first.waitForExit()
 
         let second = try await Self.serve(port: port, data: data)
         defer {
             second.terminate()
-            second.waitByPolling()
+            second.waitForExit()
         }
         let details = Self.json(try Curl.request(port: port, path: "/v1/recordings/\(id)").body)
         #expect(details["state"] as? String == "interrupted")
@@ -149,7 +149,7 @@ struct RecordingCrashTests {
             curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             curl.arguments = ["curl", "-sf", "-D", data + "/headers", "-o", file, "http://127.0.0.1:\(port)\(segment["url"] as? String ?? "")"]
             try curl.run()
-            curl.waitByPolling()
+            curl.waitForExit()
             #expect(curl.terminationStatus == 0)
             let headers = (try? String(contentsOfFile: data + "/headers", encoding: .utf8)) ?? ""
             #expect(headers.lowercased().contains("content-type: \(codec == "flac" ? "audio/flac" : "audio/ogg")"), "\(headers)")

@@ -104,7 +104,7 @@ final class SnapserverProcess {
         // snapserver started from the test process ignores SIGTERM (the signal is blocked in the
         // runner's threads and inherited): kill it outright, it holds nothing worth flushing.
         kill(process.processIdentifier, SIGKILL)
-        process.waitByPolling(seconds: 5)
+        process.waitForExit(seconds: 5)
         try? FileManager.default.removeItem(at: directory)
     }
 }
