@@ -44,9 +44,9 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 # token `audiogate sendspin-token` prints; then its static code, behind the pairing window, and its
 # dynamic code, with a wrong round retried); then its music ducked under a voice upload; then, in the echo room, the music cancelled from the microphone while speech played into
 # the room is still detected; then, on a private avahi-daemon, the waiting player published and dialed by a server
-# that found it by mDNS; then two audiogates beside two reference players (`sendspin daemon`), all
-# heard together and audiogate no later than them. (Its sync parts, --only sync and dialed, hold their
-# bounds in most runs but not yet in every one: see the check's docstring and docs/benchmarks.md.)
+# that found it by mDNS; then two audiogates joined to one server in sync to the sample, dialing it and
+# dialed by it, and again after the server restarts; then two audiogates beside two reference players
+# (`sendspin daemon`), all heard together and audiogate no later than them.
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only codecs
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only roles
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only panel
@@ -55,6 +55,8 @@ PATH="$PWD/.venv/bin:$PATH" .venv/bin/python Tests/EndToEnd/check_deploy.py
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only duck
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only aec
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only mdns
+.venv/bin/python Tests/EndToEnd/check_sendspin.py --only sync
+.venv/bin/python Tests/EndToEnd/check_sendspin.py --only dialed
 .venv/bin/python Tests/EndToEnd/check_sendspin.py --only reference
 # A hostile snapserver (overflowing and negative numbers, 4 GB and truncated messages): the server
 # keeps serving capture and playback without a gap over 60 ms, logs one line per connection, never exits.

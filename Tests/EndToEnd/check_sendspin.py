@@ -57,11 +57,8 @@ card.
   keep their devices running (`--device-idle-ms 0`) and the server starts 20 s after them: the
   ALSA pulse plugin's delay is libpulse's interpolated timing, milliseconds off for a new stream's
   first 10-40 s, each stream its own way, which no card's delay is (docs/benchmarks.md measures the
-  cold start too). Not yet met in every run: with the clock estimate carried across the restart,
-  the 30 s window held in 15 runs of 15 and the restart window failed once in 15, on a playback
-  xrun in one player at the restart (the pulse plugin's new stream is milliseconds off for tens of
-  seconds; its cause is not found), and once more in 5 runs of a diagnostic build, on the two
-  players' device lines 0.15 ms apart; so scripts/run-tests.sh runs the other parts only until then.
+  cold start too). Both windows held in 14 runs of 14 (7 each way) with the pointer dating's
+  gradual drop of a stream's first 15 s (docs/benchmarks.md has every figure).
 
 - reference: the two audiogates beside two `sendspin daemon`s (the reference player, through
   PortAudio), all four told apart by level: every pair is heard within 200 ms for 90 % of the
