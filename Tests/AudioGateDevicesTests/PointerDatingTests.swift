@@ -53,6 +53,16 @@ struct PointerDatingTests {
             }
         }
 
+        /// Renders through `seconds`, one at a time; returns the worst error at the end of each, in µs.
+        mutating func worstError(over seconds: Range<Int>) -> Double {
+            var worst = 0.0
+            for second in seconds {
+                run(renders: second * 100..<(second + 1) * 100)
+                worst = max(worst, abs(error(at: UInt64((second + 1) * 100) * PointerDatingTests.render)))
+            }
+            return worst
+        }
+
         /// How far the clock dates frame `frame` from the truth, in µs.
         func error(at frame: UInt64) -> Double {
             (clock.time(ofFrame: frame)! - truth(Double(frame))) / 1000
@@ -63,11 +73,7 @@ struct PointerDatingTests {
     func datesThroughSchedulingDelay() {
         var server = Server()
         server.run(renders: 0..<500)
-        var worst = 0.0
-        for second in 5..<30 {
-            server.run(renders: second * 100..<(second + 1) * 100)
-            worst = max(worst, abs(server.error(at: UInt64((second + 1) * 100) * Self.render)))
-        }
+        let worst = server.worstError(over: 5..<30)
         #expect(worst < 100, "dated up to \(worst) µs off")
         #expect(server.clock.anchors == 1)
     }
@@ -145,11 +151,7 @@ struct PointerDatingTests {
         let off = 0.0018 * Double(Self.rate)
         server.run(renders: 0..<1500, wander: { _ in off })
         server.run(renders: 1500..<2000)
-        var worst = 0.0
-        for second in 20..<30 {
-            server.run(renders: second * 100..<(second + 1) * 100)
-            worst = max(worst, abs(server.error(at: UInt64((second + 1) * 100) * Self.render)))
-        }
+        let worst = server.worstError(over: 20..<30)
         #expect(worst < 150, "up to \(worst) µs off from 21 s")
     }
 
