@@ -130,6 +130,30 @@ struct DeviceClockTests {
         #expect(abs(clock.frame(at: UInt64(dated))! - Double(frame)) < 1e-6)
     }
 
+    @Test("a shift moves the line at once and keeps its rate: reports that much later at once are on it")
+    func shiftMovesLine() {
+        var clock = DeviceClock(tuning: .playback)
+        let skew = 300e-6
+        for report in 0..<2000 {
+            let frame = UInt64(report) * Self.period
+            clock.update(frame: frame, at: UInt64(Self.truth(frame, skew: skew)), rate: Self.rate)
+        }
+        // The frames at the card's edge are now 96 fewer (2 ms) than reported before: the same
+        // frame leaves 2 ms later.
+        let frame = UInt64(2000) * Self.period
+        let before = clock.time(ofFrame: frame)!
+        clock.shift(by: 96)
+        #expect(abs(clock.time(ofFrame: frame)! - before - 96 * 1e9 / Double(Self.rate) * (1 + skew)) < 1_000)
+        var worst = 0.0
+        for report in 2000..<3000 {
+            let reported = UInt64(report) * Self.period
+            let error = clock.update(position: Double(reported) - 96, at: UInt64(Self.truth(reported, skew: skew)), rate: Self.rate)
+            worst = max(worst, abs(error))
+        }
+        #expect(worst < 20_000, "reports up to \(worst) ns off the shifted line")
+        #expect(clock.anchors == 1)
+    }
+
     @Test("reset and a rate change forget the dating; the next report anchors")
     func resetForgets() {
         var clock = DeviceClock(tuning: .playback)
