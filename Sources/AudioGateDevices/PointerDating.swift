@@ -126,10 +126,11 @@ struct PointerDating: Sendable {
         }
         let before = latency
         if let reading = chosen.latency { record(reading, rate: rate) }
+        var moved = 0.0
+        if let before, let latency, abs(latency - before) >= Self.shiftSeconds * Double(rate) { moved = latency - before }
         return (
             Self.nearer(pointer: chosen.pointer, latency: latency ?? Double(period), reading: chosen.latency, at: chosen.time, clock: clock),
-            chosen.time, before == nil && latency != nil && clock.isAnchored,
-            before.flatMap { before in latency.map { $0 - before } }.map { abs($0) >= Self.shiftSeconds * Double(rate) ? $0 : 0 } ?? 0
+            chosen.time, before == nil && latency != nil && clock.isAnchored, moved
         )
     }
 

@@ -78,7 +78,7 @@ struct PointerDatingTests {
         #expect(server.clock.anchors == 1)
     }
 
-    /// Runs a server through `seconds` after 50 s of steady play with `wander` and `lag`, beside
+    /// Runs a server through `seconds` after steady play until they start, with `wander` and `lag`, beside
     /// the same server (the same noise) without them; returns how far apart their dating came, in
     /// µs, and whether the disturbed one re-anchored where the steady one did not.
     static func disturbed(
@@ -86,8 +86,8 @@ struct PointerDatingTests {
     ) -> (worst: Double, reanchored: Bool) {
         var disturbed = Server()
         var steady = Server()
-        disturbed.run(renders: 0..<5000)
-        steady.run(renders: 0..<5000)
+        disturbed.run(renders: 0..<seconds.lowerBound * 100)
+        steady.run(renders: 0..<seconds.lowerBound * 100)
         var worst = 0.0
         for second in seconds {
             disturbed.run(renders: second * 100..<(second + 1) * 100, wander: wander, lag: lag)
@@ -131,17 +131,8 @@ struct PointerDatingTests {
 
     @Test("a bump of 0.6 ms for 1.5 s just as the first 15 s are dropped moves the dating by under 100 µs")
     func ignoresBumpAtDrop() {
-        var bumped = Server()
-        var steady = Server()
         let bump = -0.0006 * Double(Self.rate)
-        var worst = 0.0
-        for second in 0..<30 {
-            let renders = second * 100..<(second + 1) * 100
-            bumped.run(renders: renders, wander: { $0 >= 15 && $0 < 16.5 ? bump : 0 })
-            steady.run(renders: renders)
-            let frame = UInt64((second + 1) * 100) * Self.render
-            if second >= 14 { worst = max(worst, abs(bumped.error(at: frame) - steady.error(at: frame))) }
-        }
+        let (worst, _) = Self.disturbed(seconds: 14..<30, wander: { $0 >= 15 && $0 < 16.5 ? bump : 0 })
         #expect(worst < 100, "moved up to \(worst) µs")
     }
 

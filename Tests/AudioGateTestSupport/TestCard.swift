@@ -13,10 +13,7 @@ public enum TestCard {
     /// Kills the daemon (a device that vanishes under the loops) and waits until it is gone: the
     /// daemon removes its pid file as the last thing it does on the way out, which wakes the wait.
     public static func kill() {
-        guard let runtime = ProcessInfo.processInfo.environment["PULSE_RUNTIME_PATH"] else {
-            _ = run("pulseaudio", "--kill")
-            return
-        }
+        let runtime = runtimePath
         let pidFile = runtime + "/pid"
         let watch = inotify_init1(Int32(IN_CLOEXEC))
         guard watch >= 0 else { return }
@@ -29,6 +26,13 @@ public enum TestCard {
         while FileManager.default.fileExists(atPath: pidFile), poll(&ready, 1, 5000) > 0 {
             _ = events.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
         }
+    }
+
+    /// Where the daemon keeps its socket and pid file: `PULSE_RUNTIME_PATH`, or the folder
+    /// `scripts/test-card-env.sh` names when it is unset.
+    static var runtimePath: String {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["PULSE_RUNTIME_PATH"] ?? "\(environment["TMPDIR"] ?? "/tmp")/audiogate-test-card-\(getuid())"
     }
 
     /// Starts the daemon again with the null sink: `scripts/test-card.sh start`, which returns once
