@@ -898,6 +898,7 @@ def check_restart(server, gates, recorder, direction):
     in sync within the same bounds, over 10 s. Each player's first time burst finds the restarted
     server on the clock it had learnt, and carries its estimate on (its debug log says so)."""
     before = [sendspin_status(g).get("connections", 0) for g in gates]
+    counts = [g.playback_counts() for g in gates]
     stopped_wall = time.time()
     server.stop()
     if not check(server.start(), f"restart: sendspin serve ({direction}) starts again"):
@@ -928,6 +929,7 @@ def check_restart(server, gates, recorder, direction):
                         f"and carried its estimate on ({carried})")
     print("  offsets after the restart (s, ms):", describe_offsets(pairs, restarted, since=restarted - 1))
     print("  each player's playback device after the restart:", [g.playback_counts() for g in gates])
+    e2e.note_underruns(zip(("loud player's", "quiet player's"), gates), counts, "around the restart")
 
 
 def sync_window(recorder, start, seconds):
@@ -970,6 +972,7 @@ def check_sync(binary, scratch, dialed=False):
             gates.append(gate)
             if not check(gate.start(), f"{name} starts"):
                 return
+        counts = [g.playback_counts() for g in gates]
         time.sleep(WARM_S)
         if not check(server.start(), f"sendspin serve{' --client' if dialed else ''} starts inside the namespace"):
             return
@@ -997,6 +1000,7 @@ def check_sync(binary, scratch, dialed=False):
                   f"{status.get('clock_error_ms')} ms, drift {status.get('clock_drift_ppm')} ppm, play offset {status.get('play_offset_ms')} ms, "
                   f"late chunks {status.get('late_chunks')}, resyncs {status.get('resyncs')}, "
                   f"playback {gate.playback_counts()}")
+        e2e.note_underruns(zip(("loud player's", "quiet player's"), gates), counts, "before the restart")
         check_restart(server, gates, recorder, direction)
     finally:
         if recorder:

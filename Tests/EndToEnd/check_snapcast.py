@@ -208,6 +208,7 @@ def check_sync(binary, scratch, part=None):
         server.set_volume(REFERENCE_ID, 100)
         server.set_volume(AUDIOGATE_ID, 50)
         recorder = e2e.Recorder()
+        counts = gate.playback_counts() if gate else None
         started = time.monotonic()
         # From a cold device the two players wander up to about 2 ms apart for their first 15-20 s
         # (docs/benchmarks.md); the bound is checked on the 30 s after that.
@@ -219,6 +220,8 @@ def check_sync(binary, scratch, part=None):
         check(sync_ok(figures, 60), f"{player} in sync with snapclient over 30 s after {SETTLE_S} s: {e2e.describe_sync(figures)}")
         print("  offsets (s, ms):", " ".join(
             f"{t - started:.1f}:{o:+.2f}" if o is not None else f"{t - started:.1f}:-" for t, o in pairs))
+        if gate:
+            e2e.note_underruns([("audiogate", gate)], [counts], "by the end of the 30 s window")
         if second:
             return figures
         status = gate.get("/v1/status")["snapcast"]
@@ -295,6 +298,7 @@ def check_sync(binary, scratch, part=None):
         print("  played - presentation after the restart (s, ms):", " ".join(
             f"{t:.1f}:{v:+.3f}" if v is not None else f"{t:.1f}:-" for t, v in timing))
         print(f"  the playback device before the restart {counts}, after it {gate.playback_counts()}")
+        e2e.note_underruns([("audiogate", gate)], [counts], "around the restart")
         # Heard: the impulses, 500 ms apart in the pipe, come out on one straight line of the
         # sink's samples (its slope is the restarted server's pace), none off it by a jump. A
         # snapserver dates its first seconds of pipe audio unsteadily (SERVER_WARMUP_S), and

@@ -124,6 +124,7 @@ class Attempt:
     def __init__(self, number, busy_limit):
         self.number = number
         self.busy_limit = busy_limit
+        self.held = []
         self.before = cpu_sample()
         self.after = None
         self._samples = [self.before]
@@ -164,18 +165,45 @@ class Attempt:
     def describe(self):
         """The attempt's steal, its worst window and the CPUs' load, for a line beside its figures."""
         return (f"{self.steal:.1f} % (at most {self.peak_steal:.0f} % over {STEAL_WINDOW_S} s), "
-                f"CPUs busy {self.busy:.0f} %")
+                f"CPUs busy {self.busy:.0f} %" + "".join(f"; {why}" for why in self.held))
 
     def loaded(self):
         """Whether the hypervisor stole more than STEAL_LIMIT % of the CPU over the attempt or more
-        than WINDOW_STEAL_LIMIT % over a window of it (or, with a busy limit, the CPUs were busier
-        than it)."""
-        return (self.steal > STEAL_LIMIT or self.peak_steal > WINDOW_STEAL_LIMIT
+        than WINDOW_STEAL_LIMIT % over a window of it, a real-time thread was held past its buffer
+        (`held`), or, with a busy limit, the CPUs were busier than it."""
+        return (self.steal > STEAL_LIMIT or self.peak_steal > WINDOW_STEAL_LIMIT or bool(self.held)
                 or (self.busy_limit is not None and self.busy > self.busy_limit))
 
     def retry(self):
         """Whether a failure of this attempt earns a second one: the first attempt, while loaded."""
         return self.number == 1 and self.loaded()
+
+
+# The attempt running now, which `held` marks.
+_attempt = None
+
+
+def held(why):
+    """Marks the running real-time attempt as one in which the machine held a real-time thread past
+    its buffer: a playback device underran that the check did not make underrun. The test card's
+    daemon runs its sink at real-time priority and, stopped for 50 ms or more, drains every stream
+    on it at once when it resumes (each player's 40 ms buffer underruns together); the host taking
+    the CPU in a burst does that while a 5 s steal window reads a few percent. A failure then earns
+    the retry that steal does."""
+    if _attempt is not None:
+        _attempt.held.append(why)
+
+
+def note_underruns(players, before, when):
+    """Calls `held` for each (name, server) of `players` whose playback device underran since its
+    `before` counts (`Server.playback_counts()`), and returns whether any did."""
+    underran = False
+    for (name, server), counts in zip(players, before):
+        now = server.playback_counts()
+        if counts is not None and now is not None and now["xruns"] > counts["xruns"]:
+            held(f"the {name} playback device underran {now['xruns'] - counts['xruns']} time(s) {when}")
+            underran = True
+    return underran
 
 
 def attempts(busy_limit=None):
@@ -186,12 +214,15 @@ def attempts(busy_limit=None):
             if passed or not attempt.retry():
                 break
     """
+    global _attempt
     for number in (1, 2):
         attempt = Attempt(number, busy_limit)
+        _attempt = attempt
         try:
             yield attempt
         finally:
             attempt._end()
+            _attempt = None
 
 
 def real_time(run, scratch, busy_limit=90, report=False):
