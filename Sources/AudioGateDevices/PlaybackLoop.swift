@@ -167,10 +167,11 @@ public final class PlaybackLoop: DeviceLoop {
         else { return }
         // The median moves by a millisecond at once only when it starts over (the first readings
         // dropped, or the server's latency moved): the clock, and every timed stream, follow it.
-        if let latency, abs(report.moved) * 1000 >= Double(io.format.rate) {
-            logger.debug("playback latency moved", metadata: ["from": "\(latency)", "to": "\(latency + report.moved)"])
+        if let latency, let moved = state.pointer.latency, abs(moved - latency) * 1000 >= Double(io.format.rate) {
+            logger.debug(
+                "playback latency moved", metadata: ["from": "\(latency)", "to": "\(moved)", "line_shift": "\(report.shift)"])
         }
-        clock.shift(by: report.moved)
+        clock.shift(by: report.shift)
         if report.restart {
             clock.restart(position: report.frame, at: report.time, rate: io.format.rate)
             logger.debug(

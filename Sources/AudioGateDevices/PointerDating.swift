@@ -89,13 +89,16 @@ struct PointerDating: Sendable {
     /// taken at `now`; `delayed` reads the frames written less the delay (nil while the plugin
     /// reports none), asked only when the pointer moved; `period` is the frames the server requests
     /// at a time. Returns the report for the clock (a fractional device frame and its time) when a
-    /// group closes, whether it starts the line over, and by how many frames the median latency
-    /// moved at once since the last report, when that is `shiftSeconds` or more: the line is the
-    /// pointer's less the latency, so it moves by as much at once (`DeviceClock.shift`), where the
-    /// loop, pulling in a step, would overshoot; a smaller move is the median's wobble, averaged.
+    /// group closes, whether it starts the line over, and by how many frames to move the line at
+    /// once (`DeviceClock.shift`), where the loop, pulling in a step, would overshoot: when the
+    /// median latency moved by `shiftSeconds` or more, as far as the line is from the pointer's
+    /// dating by the new median, and only when that too is `shiftSeconds` or more. A median that
+    /// moved because the delay's readings came right (the drop) finds the line off by the move; one
+    /// that moved because the pointer fell behind the renders finds the line already there, the
+    /// delay having dated the speaker meanwhile (`nearer`). A smaller move is the median's wobble.
     mutating func observe(
         pointer: UInt64, delayed: () -> UInt64?, at now: UInt64, period: Int, clock: DeviceClock, rate: Int
-    ) -> (frame: Double, time: UInt64, restart: Bool, moved: Double)? {
+    ) -> (frame: Double, time: UInt64, restart: Bool, shift: Double)? {
         defer { lastPointer = pointer }
         // Only a moved pointer dates anything: a read between the server's requests shows a step
         // already past, by however long ago.
@@ -126,11 +129,17 @@ struct PointerDating: Sendable {
         }
         let before = latency
         if let reading = chosen.latency { record(reading, rate: rate) }
-        var moved = 0.0
-        if let before, let latency, abs(latency - before) >= Self.shiftSeconds * Double(rate) { moved = latency - before }
+        var shift = 0.0
+        let least = Self.shiftSeconds * Double(rate)
+        if let before, let latency, abs(latency - before) >= least,
+            let lineTime = clock.time(ofPosition: Double(chosen.pointer) - latency)
+        {
+            let off = (Double(chosen.time) - lineTime) / nominal
+            if abs(off) >= least { shift = off }
+        }
         return (
             Self.nearer(pointer: chosen.pointer, latency: latency ?? Double(period), reading: chosen.latency, at: chosen.time, clock: clock),
-            chosen.time, before == nil && latency != nil && clock.isAnchored, moved
+            chosen.time, before == nil && latency != nil && clock.isAnchored, shift
         )
     }
 
