@@ -41,6 +41,8 @@ struct PointerDating: Sendable {
     static let settlingReports = 32
     /// A move of the median this large at once is the constant changing, not its wobble.
     static let shiftSeconds = 0.00025
+    /// The pointer dates a report unless it is this far from the line and the delay is nearer.
+    static let pointerTrustNanoseconds = 1_000_000.0
 
     /// The group's steps so far, each against the line, and a scratch copy of their errors.
     private var steps: [Step]
@@ -143,20 +145,23 @@ struct PointerDating: Sendable {
         )
     }
 
-    /// The frame the step dates: by the pointer less the median latency, or by the delay read with
-    /// it, whichever is nearer the line. Each is milliseconds off now and then and never both at
-    /// once: the interpolated delay bumps for seconds while the pointer keeps the render's pace,
-    /// and another stream joining or leaving the sink delays the server's requests (the pointer)
-    /// by up to 10 ms for seconds while the delay, which libpulse dates from the server's own
-    /// timing, stays on the line.
+    /// The frame the step dates: by the pointer less the median latency, unless that is
+    /// `pointerTrustNanoseconds` or more from the line and the delay read with it is nearer. Each
+    /// is milliseconds off now and then and never both at once: another stream joining or leaving
+    /// the sink delays the server's requests (the pointer) by 4-10 ms for seconds while the delay,
+    /// which libpulse dates from the server's own timing, stays on the line; the interpolated delay
+    /// wanders by tenths of a millisecond for seconds and bumps by up to a millisecond while the
+    /// pointer keeps the render's pace. Taking whichever is nearer at every report let the line
+    /// follow that wander wherever the two were within a few tenths of each other.
     private static func nearer(
         pointer: UInt64, latency: Double, reading: Double?, at time: UInt64, clock: DeviceClock
     ) -> Double {
         let byPointer = Double(pointer) - latency
         guard let reading, let pointerTime = clock.time(ofPosition: byPointer) else { return byPointer }
+        let now = Double(time)
+        guard abs(now - pointerTime) >= pointerTrustNanoseconds else { return byPointer }
         let byDelay = Double(pointer) - reading
         guard let delayTime = clock.time(ofPosition: byDelay) else { return byPointer }
-        let now = Double(time)
         return abs(now - delayTime) < abs(now - pointerTime) ? byDelay : byPointer
     }
 
