@@ -151,8 +151,8 @@ struct PointerDating: Sendable {
     /// the sink delays the server's requests (the pointer) by 4-10 ms for seconds while the delay,
     /// which libpulse dates from the server's own timing, stays on the line; the interpolated delay
     /// wanders by tenths of a millisecond for seconds and bumps by up to a millisecond while the
-    /// pointer keeps the render's pace. Taking whichever is nearer at every report let the line
-    /// follow that wander wherever the two were within a few tenths of each other.
+    /// pointer keeps the render's pace. Within a millisecond of the line the nearer of the two is
+    /// a toss of their noise, and taking it would let the delay's wander pull the line along.
     private static func nearer(
         pointer: UInt64, latency: Double, reading: Double?, at time: UInt64, clock: DeviceClock
     ) -> Double {
