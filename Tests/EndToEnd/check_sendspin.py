@@ -57,8 +57,9 @@ card.
   keep their devices running (`--device-idle-ms 0`) and the server starts 20 s after them: the
   ALSA pulse plugin's delay is libpulse's interpolated timing, milliseconds off for a new stream's
   first 10-40 s, each stream its own way, which no card's delay is (docs/benchmarks.md measures the
-  cold start too). Both windows held in 6 runs of 6 (3 each way, p95 0.062-0.168 ms) with the
-  pointer preferred over the delay (docs/benchmarks.md has every figure). A playback underrun the
+  cold start too). Both windows held in 14 runs of 14 (7 each way, p95 0.042-0.168 ms; one
+  counted by its retry after both players underran) with the pointer preferred over the delay
+  (docs/benchmarks.md has every figure). A playback underrun the
   check did not cause (the test card's daemon held 50 ms or more drains every stream on its sink)
   counts as the machine taking the CPU: it earns the retry that steal does.
 
