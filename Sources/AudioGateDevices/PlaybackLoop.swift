@@ -166,10 +166,11 @@ public final class PlaybackLoop: DeviceLoop {
                 rate: io.format.rate)
         else { return }
         // The median moves by a millisecond at once only when it starts over (the first readings
-        // dropped, or the server's latency moved): the clock, and every timed stream, follow it.
-        if let latency, let moved = state.pointer.latency, abs(moved - latency) * 1000 >= Double(io.format.rate) {
+        // dropped, or the server's latency moved); the line, and every timed stream with it, moves
+        // only as far as it was off (`PointerDating.observe`).
+        if let latency, let current = state.pointer.latency, abs(current - latency) * 1000 >= Double(io.format.rate) {
             logger.debug(
-                "playback latency moved", metadata: ["from": "\(latency)", "to": "\(moved)", "line_shift": "\(report.shift)"])
+                "playback latency moved", metadata: ["from": "\(latency)", "to": "\(current)", "line_shift": "\(report.shift)"])
         }
         clock.shift(by: report.shift)
         if report.restart {

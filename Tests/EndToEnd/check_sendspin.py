@@ -59,9 +59,9 @@ card.
   first 10-40 s, each stream its own way, which no card's delay is (docs/benchmarks.md measures the
   cold start too). Both windows held in 14 runs of 14 (7 each way, p95 0.042-0.168 ms; one
   counted by its retry after both players underran) with the pointer preferred over the delay
-  (docs/benchmarks.md has every figure). A playback underrun the
-  check did not cause (the test card's daemon held 50 ms or more drains every stream on its sink)
-  counts as the machine taking the CPU: it earns the retry that steal does.
+  (docs/benchmarks.md has every figure). A playback underrun the check did not cause (the test
+  card's daemon held 50 ms or more drains every stream on its sink) counts as the machine taking
+  the CPU: it earns the retry that steal does.
 
 - reference: the two audiogates beside two `sendspin daemon`s (the reference player, through
   PortAudio), all four told apart by level: every pair is heard within 200 ms for 90 % of the

@@ -196,14 +196,11 @@ def held(why):
 
 def note_underruns(players, before, when):
     """Calls `held` for each (name, server) of `players` whose playback device underran since its
-    `before` counts (`Server.playback_counts()`), and returns whether any did."""
-    underran = False
+    `before` counts (`Server.playback_counts()`)."""
     for (name, server), counts in zip(players, before):
         now = server.playback_counts()
         if counts is not None and now is not None and now["xruns"] > counts["xruns"]:
             held(f"the {name} playback device underran {now['xruns'] - counts['xruns']} time(s) {when}")
-            underran = True
-    return underran
 
 
 def attempts(busy_limit=None):
